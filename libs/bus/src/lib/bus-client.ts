@@ -1,0 +1,128 @@
+import { randomUUID } from 'node:crypto';
+import { AppHostError, instanceSubject, type BusContract, type RequestOf, type ResponseOf } from '@apphost/contracts';
+import { decodeJson, encodeJson, replySchema } from './codec';
+import { HEADER_CORRELATION_ID, HEADER_DEADLINE } from './headers';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
+import { NO_BUS_METRICS, type BusMetrics } from './metrics';
+import { TransportError, type BusTransport } from './transports/transport';
+import type { HandlerContext } from './handler-context';
+
+
+export interface BusClientOptions {
+  transport: BusTransport;
+  defaultTimeoutMs: number;
+  maxPayloadBytes?: number;
+  metrics?: BusMetrics;
+}
+
+export interface BusRequestOptions {
+  /** Overrides the default timeout; never longer than the remaining parent deadline. */
+  timeoutMs?: number;
+  /** Route to one process: `apphost.<service>.<segment>.<instanceId>.<operation>.v<N>`. */
+  instance?: { id: string; segment?: string };
+  /** The handler context of the request being served: its correlation id and deadline carry over. */
+  parent?: Pick<HandlerContext, 'correlationId' | 'deadline'>;
+  correlationId?: string;
+}
+
+/**
+ * The typed request side of the bus. Every request has a timeout; failures are always an `AppHostError`:
+ * UNAVAILABLE (no responder, not executed), OUTCOME_UNKNOWN (timed out, may have run), PAYLOAD_TOO_LARGE
+ * (nothing published), DEADLINE_EXCEEDED (parent deadline already passed, nothing published), or the
+ * handler's own error envelope unchanged.
+ */
+export class BusClient {
+  private readonly maxPayloadBytes: number;
+  private readonly metrics: BusMetrics;
+
+  constructor(private readonly options: BusClientOptions) {
+    if (!(options.defaultTimeoutMs > 0)) throw new Error('BusClient: defaultTimeoutMs must be positive');
+    this.maxPayloadBytes = Math.min(options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES, options.transport.maxPayloadBytes);
+    this.metrics = options.metrics ?? NO_BUS_METRICS;
+  }
+
+  async request<C extends BusContract>(contract: C, payload: RequestOf<C>, opts: BusRequestOptions = {}): Promise<ResponseOf<C>> {
+    const subject = opts.instance ? instanceSubject(contract, opts.instance.id, opts.instance.segment) : contract.subject;
+    const started = performance.now();
+    try {
+      const data = await this.send(subject, payload, opts);
+      const parsed = contract.response.safeParse(data);
+      if (!parsed.success) throw new AppHostError('INTERNAL', `reply on ${subject} does not match its contract`);
+      this.metrics.observeRequested(contract.subject, 'OK', (performance.now() - started) / 1000);
+      return parsed.data as ResponseOf<C>;
+    } catch (error) {
+      const code = error instanceof AppHostError ? error.code : 'INTERNAL';
+      this.metrics.observeRequested(contract.subject, code, (performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
+  /** Sends any payload to a subject and returns the reply data; used by `request` and by transport tests. */
+  async send(subject: string, payload: unknown, opts: BusRequestOptions = {}): Promise<unknown> {
+    const timeoutMs = this.effectiveTimeout(opts);
+    const correlationId = opts.correlationId ?? opts.parent?.correlationId ?? randomUUID();
+    const bytes = encodePayload(payload);
+    if (bytes.byteLength > this.maxPayloadBytes) {
+      throw new AppHostError('PAYLOAD_TOO_LARGE', `request of ${bytes.byteLength} bytes exceeds the bus limit of ${this.maxPayloadBytes}`, {
+        details: { bytes: bytes.byteLength, limit: this.maxPayloadBytes },
+      });
+    }
+    const headers = { [HEADER_CORRELATION_ID]: correlationId, [HEADER_DEADLINE]: String(Date.now() + timeoutMs) };
+    let replyBytes: Uint8Array;
+    try {
+      replyBytes = await this.options.transport.request(subject, bytes, { timeoutMs, headers });
+    } catch (error) {
+      throw transportFailure(error, subject, timeoutMs, correlationId);
+    }
+    return unwrapReply(replyBytes, subject);
+  }
+
+  private effectiveTimeout(opts: BusRequestOptions): number {
+    const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
+    if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new AppHostError('INVALID_ARGUMENT', 'timeoutMs must be a positive number');
+    const deadline = opts.parent?.deadline;
+    if (deadline === undefined) return timeoutMs;
+    const remaining = deadline - Date.now();
+    if (remaining <= 0) throw new AppHostError('DEADLINE_EXCEEDED', 'the parent deadline has passed; request not sent');
+    return Math.min(timeoutMs, remaining);
+  }
+}
+
+function encodePayload(payload: unknown): Uint8Array {
+  if (payload === null || typeof payload !== 'object') throw new AppHostError('INVALID_ARGUMENT', 'a bus request payload must be a JSON object');
+  try {
+    return encodeJson(payload);
+  } catch {
+    throw new AppHostError('INVALID_ARGUMENT', 'the request payload is not JSON-serializable');
+  }
+}
+
+function unwrapReply(bytes: Uint8Array, subject: string): unknown {
+  let reply;
+  try {
+    reply = replySchema.parse(decodeJson(bytes));
+  } catch {
+    throw new AppHostError('INTERNAL', `malformed reply on ${subject}`);
+  }
+  if (!reply.ok) throw AppHostError.fromEnvelope(reply.error);
+  return reply.data;
+}
+
+function transportFailure(error: unknown, subject: string, timeoutMs: number, correlationId: string): AppHostError {
+  const details = { subject, correlationId };
+  if (!(error instanceof TransportError)) {
+    return new AppHostError('OUTCOME_UNKNOWN', `request on ${subject} failed in transit; it may have run`, { details });
+  }
+  switch (error.failure) {
+    case 'no-responders':
+      return new AppHostError('UNAVAILABLE', `no service is serving ${subject}; the request was not executed`, { details });
+    case 'timeout':
+      return new AppHostError('OUTCOME_UNKNOWN', `no reply on ${subject} within ${timeoutMs} ms; it may have run (retry only with the same operation key)`, {
+        details: { ...details, timeoutMs },
+      });
+    case 'payload-too-large':
+      return new AppHostError('PAYLOAD_TOO_LARGE', `request on ${subject} exceeds the transport limit`, { details });
+    case 'closed':
+      return new AppHostError('UNAVAILABLE', 'the bus connection is closed; the request was not sent', { details });
+  }
+}

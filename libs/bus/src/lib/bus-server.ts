@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { AppHostError, instanceSubject, invalidArgument, type BusContract, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
+import { decodeJson, encodeJson, errorReply, okReply } from './codec';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
+import type { HandlerContext } from './handler-context';
+import { HEADER_CORRELATION_ID, HEADER_DEADLINE, isValidCorrelationId } from './headers';
+import { NO_BUS_METRICS, type BusMetrics } from './metrics';
+import type { BusTransport, IncomingMessage, TransportSubscription } from './transports/transport';
+
+export type BusHandlerFn<C extends BusContract> = (request: ParsedRequestOf<C>, context: HandlerContext) => Promise<ResponseOf<C>> | ResponseOf<C>;
+
+export interface BusLogger {
+  error(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface HandlerRouting {
+  /** `instance`: subscribe on this process's own subject (queue group `<queue>.<instanceId>`). */
+  routing?: 'service' | 'instance';
+  instanceSegment?: string;
+  /** Overrides the server's queue group for this handler; it can never be empty. */
+  queue?: string;
+}
+
+export interface BusServerOptions {
+  transport: BusTransport;
+  instanceId: string;
+  /** Mandatory: without a queue group every replica would execute every request. */
+  queueGroup: string;
+  logger: BusLogger;
+  maxPayloadBytes?: number;
+  metrics?: BusMetrics;
+}
+
+/** A wiring mistake that must stop the process at startup, never surface as a runtime error. */
+export class BusConfigurationError extends Error {
+  override name = 'BusConfigurationError';
+}
+
+const QUEUE_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
+
+interface Registration {
+  subject: string;
+  queue: string;
+  contract: BusContract;
+  handler: BusHandlerFn<BusContract>;
+}
+
+/**
+ * The serving side of the bus: validates every request against its contract before the handler runs,
+ * maps every outcome to one reply (result or error envelope), and drains in-flight work on shutdown.
+ */
+export class BusServer {
+  private readonly registrations = new Map<string, Registration>();
+  private readonly subscriptions: TransportSubscription[] = [];
+  private readonly inflight = new Set<Promise<unknown>>();
+  private readonly maxPayloadBytes: number;
+  private readonly metrics: BusMetrics;
+  private state: 'idle' | 'serving' | 'stopping' | 'stopped' = 'idle';
+
+  constructor(private readonly options: BusServerOptions) {
+    assertQueue(options.queueGroup, 'the server queue group');
+    this.maxPayloadBytes = Math.min(options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES, options.transport.maxPayloadBytes);
+    this.metrics = options.metrics ?? NO_BUS_METRICS;
+  }
+
+  register<C extends BusContract>(contract: C, handler: BusHandlerFn<C>, routing: HandlerRouting = {}): void {
+    if (this.state !== 'idle') throw new BusConfigurationError(`cannot register ${contract.subject} after the server started`);
+    const perInstance = routing.routing === 'instance';
+    const subject = perInstance ? instanceSubject(contract, this.options.instanceId, routing.instanceSegment) : contract.subject;
+    const baseQueue = routing.queue ?? this.options.queueGroup;
+    assertQueue(baseQueue, `the queue group of ${subject}`);
+    if (this.registrations.has(subject)) throw new BusConfigurationError(`two handlers for ${subject}`);
+    const queue = perInstance ? `${baseQueue}.${this.options.instanceId}` : baseQueue;
+    this.registrations.set(subject, { subject, queue, contract, handler: handler as BusHandlerFn<BusContract> });
+  }
+
+  get subjects(): string[] {
+    return [...this.registrations.keys()];
+  }
+
+  start(): void {
+    if (this.state !== 'idle') throw new BusConfigurationError('the bus server was already started');
+    for (const reg of this.registrations.values()) {
+      this.subscriptions.push(this.options.transport.subscribe(reg.subject, reg.queue, (msg) => this.track(this.handle(reg, msg))));
+    }
+    this.state = 'serving';
+  }
+
+  /** Stop taking requests, then give in-flight handlers up to `graceMs` to finish and reply. */
+  async stop(graceMs: number): Promise<void> {
+    if (this.state === 'stopped' || this.state === 'stopping') return;
+    this.state = 'stopping';
+    await Promise.all(this.subscriptions.map((s) => s.drain()));
+    if (this.inflight.size > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), graceMs)));
+      const outcome = await Promise.race([Promise.allSettled([...this.inflight]).then(() => 'done' as const), expired]);
+      clearTimeout(timer);
+      if (outcome === 'expired') this.options.logger.warn({ inflight: this.inflight.size, graceMs }, 'bus shutdown grace period expired with handlers in flight');
+    }
+    this.state = 'stopped';
+  }
+
+  get inflightCount(): number {
+    return this.inflight.size;
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inflight.add(work);
+    void work.finally(() => this.inflight.delete(work));
+    return work;
+  }
+
+  private async handle(reg: Registration, msg: IncomingMessage): Promise<Uint8Array> {
+    const started = performance.now();
+    const context = contextOf(msg);
+    const envelope = await this.execute(reg, msg, context);
+    const code = envelope.ok ? 'OK' : envelope.error.code;
+    this.metrics.observeHandled(reg.contract.subject, code, (performance.now() - started) / 1000);
+    const bytes = encodeJson(envelope);
+    if (bytes.byteLength <= this.maxPayloadBytes) return bytes;
+    this.options.logger.warn({ subject: reg.subject, correlationId: context.correlationId, bytes: bytes.byteLength }, 'reply exceeds the bus payload limit');
+    return encodeJson(
+      errorReply(new AppHostError('PAYLOAD_TOO_LARGE', `reply of ${bytes.byteLength} bytes exceeds the bus limit of ${this.maxPayloadBytes}`).toEnvelope()),
+    );
+  }
+
+  private async execute(reg: Registration, msg: IncomingMessage, context: HandlerContext) {
+    if (this.state !== 'serving') return errorReply(new AppHostError('UNAVAILABLE', 'the service is shutting down; not executed').toEnvelope());
+    if (context.deadline !== undefined && context.deadline <= Date.now()) {
+      return errorReply(new AppHostError('DEADLINE_EXCEEDED', 'the request arrived after its deadline; not executed').toEnvelope());
+    }
+    let raw: unknown;
+    try {
+      raw = decodeJson(msg.data);
+    } catch {
+      return errorReply(new AppHostError('INVALID_ARGUMENT', 'the request payload is not valid JSON').toEnvelope());
+    }
+    const parsed = reg.contract.request.safeParse(raw);
+    if (!parsed.success) return errorReply(invalidArgument(`request for ${reg.contract.subject}`, parsed.error).toEnvelope());
+    try {
+      const result = await reg.handler(parsed.data, context);
+      const checked = reg.contract.response.safeParse(result);
+      if (!checked.success) throw new Error(`handler result for ${reg.contract.subject} does not match its contract: ${checked.error.message}`);
+      return okReply(checked.data);
+    } catch (error) {
+      if (error instanceof AppHostError) return errorReply(error.toEnvelope());
+      this.options.logger.error({ err: error, subject: reg.subject, correlationId: context.correlationId }, 'unexpected error in bus handler');
+      return errorReply(
+        new AppHostError('INTERNAL', 'internal error', { details: { correlationId: context.correlationId } }).toEnvelope(),
+      );
+    }
+  }
+}
+
+function contextOf(msg: IncomingMessage): HandlerContext {
+  const correlationId = msg.headers[HEADER_CORRELATION_ID];
+  const deadline = Number(msg.headers[HEADER_DEADLINE]);
+  return {
+    subject: msg.subject,
+    correlationId: isValidCorrelationId(correlationId) ? correlationId : randomUUID(),
+    deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined,
+  };
+}
+
+function assertQueue(queue: string | undefined, what: string): void {
+  if (typeof queue !== 'string' || !QUEUE_PATTERN.test(queue)) {
+    throw new BusConfigurationError(`${what} is required and must match ${QUEUE_PATTERN} (got ${JSON.stringify(queue)})`);
+  }
+}

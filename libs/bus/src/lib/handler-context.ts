@@ -1,0 +1,7 @@
+/** What a handler knows about the request it serves, beyond the validated payload. */
+export interface HandlerContext {
+  subject: string;
+  correlationId: string;
+  /** Epoch ms after which the caller has given up; pass it on to nested requests via `parent`. */
+  deadline: number | undefined;
+}

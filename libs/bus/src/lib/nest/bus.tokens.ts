@@ -1,0 +1,1 @@
+export const BUS_OPTIONS = Symbol('BUS_OPTIONS');

@@ -1,0 +1,99 @@
+import { connect, ErrorCode, headers as natsHeaders, type NatsConnection, type NatsError, type MsgHdrs } from 'nats';
+import { TransportError, type BusTransport, type TransportHandler, type TransportRequestOptions, type TransportSubscription } from './transport';
+
+export interface NatsTransportOptions {
+  servers: string | string[];
+  name: string;
+  /** Optional cap below the server's `max_payload`. */
+  maxPayloadBytes?: number;
+}
+
+/**
+ * NATS core request-reply with the `nats` 2.x client (the one NestJS 11 uses). Requests go through the
+ * client's multiplexed inbox (`nc.request`), which reports "no responders" as an immediate 503 rather than a
+ * timeout; that is what lets UNAVAILABLE mean "not executed".
+ */
+export class NatsTransport implements BusTransport {
+  readonly kind = 'nats' as const;
+  readonly maxPayloadBytes: number;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    cap: number | undefined,
+  ) {
+    const serverMax = nc.info?.max_payload ?? 1024 * 1024;
+    this.maxPayloadBytes = Math.min(serverMax, cap ?? serverMax);
+  }
+
+  static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
+    const nc = await connect({
+      servers: options.servers,
+      name: options.name,
+      maxReconnectAttempts: -1,
+      reconnectTimeWait: 500,
+    });
+    return new NatsTransport(nc, options.maxPayloadBytes);
+  }
+
+  async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array> {
+    if (this.nc.isClosed()) throw new TransportError('closed', 'NATS connection is closed');
+    try {
+      const reply = await this.nc.request(subject, data, { timeout: options.timeoutMs, headers: toNatsHeaders(options.headers) });
+      return reply.data;
+    } catch (error) {
+      throw mapNatsError(error as NatsError);
+    }
+  }
+
+  subscribe(subject: string, queue: string, handler: TransportHandler): TransportSubscription {
+    const sub = this.nc.subscribe(subject, {
+      queue,
+      callback: (err, msg) => {
+        if (err || !msg.reply) return;
+        const headers = fromNatsHeaders(msg.headers);
+        void handler({ subject: msg.subject, data: msg.data, headers }).then((bytes) => {
+          if (!this.nc.isClosed()) msg.respond(bytes);
+        });
+      },
+    });
+    return { drain: () => (sub.isClosed() ? Promise.resolve() : sub.drain()) };
+  }
+
+  isConnected(): boolean {
+    return !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined;
+  }
+
+  async close(): Promise<void> {
+    if (this.nc.isClosed()) return;
+    await this.nc.drain();
+  }
+}
+
+function toNatsHeaders(values: Record<string, string>): MsgHdrs {
+  const h = natsHeaders();
+  for (const [k, v] of Object.entries(values)) h.set(k, v);
+  return h;
+}
+
+function fromNatsHeaders(h: MsgHdrs | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  if (!h) return out;
+  for (const key of h.keys()) out[key.toLowerCase()] = h.get(key);
+  return out;
+}
+
+function mapNatsError(error: NatsError): Error {
+  switch (error.code) {
+    case ErrorCode.NoResponders:
+      return new TransportError('no-responders', 'no responders for subject');
+    case ErrorCode.Timeout:
+      return new TransportError('timeout', 'request timed out');
+    case ErrorCode.MaxPayloadExceeded:
+      return new TransportError('payload-too-large', 'message exceeds the server max_payload');
+    case ErrorCode.ConnectionClosed:
+    case ErrorCode.ConnectionDraining:
+      return new TransportError('closed', 'NATS connection is closed');
+    default:
+      return error;
+  }
+}

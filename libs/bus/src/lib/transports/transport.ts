@@ -1,0 +1,42 @@
+/** What a transport must provide; the client and server add validation, errors and metrics on top. */
+export interface BusTransport {
+  readonly kind: 'nats' | 'in-process';
+  /** The largest message the transport can carry, in bytes. */
+  readonly maxPayloadBytes: number;
+  request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array>;
+  subscribe(subject: string, queue: string, handler: TransportHandler): TransportSubscription;
+  isConnected(): boolean;
+  close(): Promise<void>;
+}
+
+export interface TransportRequestOptions {
+  timeoutMs: number;
+  headers: Record<string, string>;
+}
+
+export interface IncomingMessage {
+  subject: string;
+  data: Uint8Array;
+  headers: Record<string, string>;
+}
+
+/** A handler produces the reply bytes; the transport sends them to the requester. */
+export type TransportHandler = (message: IncomingMessage) => Promise<Uint8Array>;
+
+export interface TransportSubscription {
+  /** Stop receiving; messages already delivered still reach the handler. */
+  drain(): Promise<void>;
+}
+
+export type TransportFailure = 'no-responders' | 'timeout' | 'closed' | 'payload-too-large';
+
+/** A failure of the transport itself, before or instead of a reply. */
+export class TransportError extends Error {
+  constructor(
+    readonly failure: TransportFailure,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'TransportError';
+  }
+}

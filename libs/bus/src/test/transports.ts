@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { defineContract } from '@apphost/contracts';
+import { z } from 'zod';
+import { InProcessTransport } from '../lib/transports/in-process.transport';
+import { NatsTransport } from '../lib/transports/nats.transport';
+import type { BusTransport } from '../lib/transports/transport';
+
+export const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+
+/** Opens a transport for one side of a test. In-process "connections" share one bus, as NATS clients share a server. */
+export interface TransportFixture {
+  name: 'nats' | 'in-process';
+  open(label: string): Promise<BusTransport>;
+  closeAll(): Promise<void>;
+}
+
+export function natsFixture(): TransportFixture {
+  const opened: BusTransport[] = [];
+  return {
+    name: 'nats',
+    open: async (label) => {
+      const t = await NatsTransport.connect({ servers: NATS_URL, name: `bus-test-${label}` });
+      opened.push(t);
+      return t;
+    },
+    closeAll: async () => {
+      await Promise.all(opened.splice(0).map((t) => t.close()));
+    },
+  };
+}
+
+export function inProcessFixture(): TransportFixture {
+  const shared = new InProcessTransport();
+  return {
+    name: 'in-process',
+    open: async () => shared,
+    closeAll: async () => undefined,
+  };
+}
+
+/** Subjects unique to one test run, so concurrent suites on the shared NATS server never cross. */
+export function echoContract() {
+  return defineContract({
+    service: 'gateway',
+    operation: `test-echo-${randomBytes(6).toString('hex')}`,
+    version: 1,
+    request: z.object({ text: z.string().max(2_000_000), n: z.number().int().optional(), delayMs: z.number().int().min(0).optional() }).strict(),
+    response: z.object({ text: z.string(), n: z.number().int().optional() }),
+    errors: ['CONFLICT'],
+  });
+}
+
+export const silentLogger = { error: jest.fn(), warn: jest.fn() };
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
