@@ -1,0 +1,4 @@
+import { serviceConformance } from '@apphost/testing';
+import { bindingRegistryService } from './service';
+
+serviceConformance(bindingRegistryService, 'apps/binding-registry/src/main.ts');

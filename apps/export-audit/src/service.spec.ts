@@ -1,0 +1,4 @@
+import { serviceConformance } from '@apphost/testing';
+import { exportAuditService } from './service';
+
+serviceConformance(exportAuditService, 'apps/export-audit/src/main.ts');

@@ -1,0 +1,63 @@
+import { hostname } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { DEFAULT_MAX_PAYLOAD_BYTES } from '@apphost/bus';
+import { instanceIdSchema } from '@apphost/contracts';
+
+/** Bad configuration stops the process at startup with every problem listed, never later. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+  constructor(
+    readonly service: string,
+    readonly problems: string[],
+  ) {
+    super(`invalid configuration for ${service}:\n  - ${problems.join('\n  - ')}`);
+  }
+}
+
+const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const url = (protocols: string[]) =>
+  z.string().refine((v) => {
+    try {
+      return protocols.includes(new URL(v).protocol);
+    } catch {
+      return false;
+    }
+  }, `must be a URL with protocol ${protocols.join(' or ')}`);
+
+/** Settings every service shares, read from the environment once. */
+export const commonConfigSchema = z.object({
+  NATS_URL: z.string().min(1).optional(),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
+  /** Prepended to each service's schema name, so several planes (or test runs) can share one database. */
+  DATABASE_SCHEMA_PREFIX: z.string().regex(/^[a-z_][a-z0-9_]{0,30}$/).default(''),
+  REDIS_URL: url(['redis:', 'rediss:']).optional(),
+  HTTP_HOST: z.string().min(1).default('0.0.0.0'),
+  HTTP_PORT: intFromEnv(0, 65535).default(3000),
+  INSTANCE_ID: instanceIdSchema.optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  BUS_TIMEOUT_MS: intFromEnv(1, 600_000).default(5000),
+  BUS_MAX_PAYLOAD_BYTES: intFromEnv(1024, 64 * 1024 * 1024).default(DEFAULT_MAX_PAYLOAD_BYTES),
+  SHUTDOWN_GRACE_MS: intFromEnv(0, 600_000).default(10_000),
+});
+export type CommonConfig = z.infer<typeof commonConfigSchema> & { INSTANCE_ID: string };
+
+export function parseConfig<S extends z.ZodType>(service: string, schema: S, env: Record<string, string | undefined>): z.output<S> {
+  const result = schema.safeParse(env);
+  if (result.success) return result.data;
+  throw new ConfigError(
+    service,
+    result.error.issues.map((i) => `${i.path.join('.') || '(env)'}: ${i.message}`),
+  );
+}
+
+export function parseCommonConfig(service: string, env: Record<string, string | undefined>): CommonConfig {
+  const parsed = parseConfig(service, commonConfigSchema, env);
+  return { ...parsed, INSTANCE_ID: parsed.INSTANCE_ID ?? defaultInstanceId() };
+}
+
+/** Pod names are unique per replica; the random suffix keeps two local processes apart too. */
+function defaultInstanceId(): string {
+  const host = hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40) || 'host';
+  return `${host}-${randomBytes(3).toString('hex')}`;
+}

@@ -1,0 +1,38 @@
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BusMetrics } from '@apphost/bus';
+
+const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/** One Prometheus registry per service: bus requests served and sent, by subject and outcome code. */
+export class ServiceMetrics {
+  readonly registry = new Registry();
+  readonly bus: BusMetrics;
+  private readonly httpRequests: Counter<'method' | 'route' | 'status'>;
+  private readonly httpDuration: Histogram<'method' | 'route'>;
+
+  constructor(service: string, options: { processMetrics: boolean }) {
+    this.registry.setDefaultLabels({ service });
+    if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
+    const handled = new Counter({ name: 'apphost_bus_handled_total', help: 'Bus requests handled, by subject and outcome code', labelNames: ['subject', 'code'], registers: [this.registry] });
+    const handledSeconds = new Histogram({ name: 'apphost_bus_handled_seconds', help: 'Bus handler latency', labelNames: ['subject'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+    const requested = new Counter({ name: 'apphost_bus_requested_total', help: 'Bus requests sent, by subject and outcome code', labelNames: ['subject', 'code'], registers: [this.registry] });
+    const requestedSeconds = new Histogram({ name: 'apphost_bus_requested_seconds', help: 'Bus request round-trip latency', labelNames: ['subject'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+    this.httpRequests = new Counter({ name: 'apphost_http_requests_total', help: 'HTTP requests, by route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
+    this.httpDuration = new Histogram({ name: 'apphost_http_request_seconds', help: 'HTTP request latency', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+    this.bus = {
+      observeHandled: (subject, code, seconds) => {
+        handled.inc({ subject, code });
+        handledSeconds.observe({ subject }, seconds);
+      },
+      observeRequested: (subject, code, seconds) => {
+        requested.inc({ subject, code });
+        requestedSeconds.observe({ subject }, seconds);
+      },
+    };
+  }
+
+  observeHttp(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpDuration.observe({ method, route }, seconds);
+  }
+}

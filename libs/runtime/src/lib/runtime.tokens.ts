@@ -1,0 +1,2 @@
+export const SERVICE_CONTEXT = Symbol('SERVICE_CONTEXT');
+export const SERVICE_STORES = Symbol('SERVICE_STORES');

@@ -1,0 +1,127 @@
+import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { BusModule, type BusTransport } from '@apphost/bus';
+import type { ServiceName } from '@apphost/contracts';
+import { ConfigError, parseCommonConfig } from './config';
+import { DescribeRegistrar } from './describe.registrar';
+import { httpMetricsMiddleware } from './http-metrics.middleware';
+import { createLogger, PinoNestLogger, type Logger } from './logger';
+import { ServiceMetrics } from './metrics';
+import { OpsController } from './ops.controller';
+import { ReadinessService } from './readiness';
+import { SERVICE_CONTEXT, SERVICE_STORES } from './runtime.tokens';
+import type { ServiceContext, ServiceDefinition, StoreHandle } from './service-definition';
+
+export interface HostOptions {
+  env: Record<string, string | undefined>;
+  transport: BusTransport;
+  /** Serve HTTP (ops endpoints, and the gateway's API). The all-in-one plane serves HTTP from the gateway only. */
+  http: boolean;
+  /** Collect process metrics (once per process). */
+  processMetrics: boolean;
+  logger?: Logger;
+}
+
+export interface RunningService {
+  name: ServiceName;
+  context: ServiceContext;
+  app: INestApplicationContext;
+  /** The bound HTTP address, when serving HTTP. */
+  url?: string;
+  close(): Promise<void>;
+}
+
+/** Builds, wires and starts one service on a given transport. Stores open first, so a bad store fails startup. */
+export async function startService(definition: ServiceDefinition, options: HostOptions): Promise<RunningService> {
+  const config = parseCommonConfig(definition.name, { HTTP_PORT: definition.defaultHttpPort?.toString(), ...stripEmpty(options.env) });
+  const logger = options.logger?.child({ service: definition.name }) ?? createLogger(definition.name, config.INSTANCE_ID, config.LOG_LEVEL);
+  const context: ServiceContext = {
+    service: definition.name,
+    config,
+    env: options.env,
+    transport: options.transport,
+    logger,
+    metrics: new ServiceMetrics(definition.name, { processMetrics: options.processMetrics }),
+  };
+  const stores = (await definition.openStores?.(context)) ?? [];
+  try {
+    const root = rootModule(definition, context, stores);
+    const nestLogger = new PinoNestLogger(logger);
+    let url: string | undefined;
+    let app: INestApplicationContext;
+    if (options.http) {
+      const httpApp = await NestFactory.create(root, { logger: nestLogger, abortOnError: false });
+      httpApp.use(httpMetricsMiddleware(context.metrics));
+      definition.configureHttp?.(httpApp, context);
+      await httpApp.listen(config.HTTP_PORT, config.HTTP_HOST);
+      url = await httpApp.getUrl();
+      app = httpApp;
+    } else {
+      app = await NestFactory.createApplicationContext(root, { logger: nestLogger, abortOnError: false });
+      await app.init();
+    }
+    logger.info({ url, transport: options.transport.kind }, 'service started');
+    return {
+      name: definition.name,
+      context,
+      app,
+      url,
+      close: async () => {
+        await app.close();
+        await closeStores(stores, logger);
+        logger.info('service stopped');
+      },
+    };
+  } catch (error) {
+    await closeStores(stores, logger);
+    throw error;
+  }
+}
+
+function rootModule(definition: ServiceDefinition, context: ServiceContext, stores: StoreHandle[]): DynamicModule {
+  @Module({})
+  class ServiceRootModule {}
+  return {
+    module: ServiceRootModule,
+    imports: [
+      BusModule.forRoot({
+        transport: context.transport,
+        instanceId: context.config.INSTANCE_ID,
+        queueGroup: definition.name,
+        defaultTimeoutMs: context.config.BUS_TIMEOUT_MS,
+        shutdownGraceMs: context.config.SHUTDOWN_GRACE_MS,
+        maxPayloadBytes: context.config.BUS_MAX_PAYLOAD_BYTES,
+        logger: context.logger,
+        metrics: context.metrics.bus,
+      }),
+      ...(definition.imports?.(context, stores) ?? []),
+    ],
+    controllers: [OpsController],
+    providers: [
+      { provide: SERVICE_CONTEXT, useValue: context },
+      { provide: SERVICE_STORES, useValue: stores },
+      ReadinessService,
+      DescribeRegistrar,
+    ],
+    exports: [SERVICE_CONTEXT, SERVICE_STORES, ReadinessService],
+    global: true,
+  };
+}
+
+async function closeStores(stores: StoreHandle[], logger: Logger): Promise<void> {
+  for (const store of stores) {
+    await store.close().catch((err: unknown) => logger.warn({ err }, 'store did not close cleanly'));
+  }
+}
+
+/** An empty variable means "unset", as in most deployment tooling. */
+function stripEmpty(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+}
+
+export function requireStores(definition: ServiceDefinition, config: { DATABASE_URL?: string; REDIS_URL?: string }): void {
+  const problems: string[] = [];
+  if (definition.requires.includes('postgres') && !config.DATABASE_URL) problems.push('DATABASE_URL: required by this service');
+  if (definition.requires.includes('redis') && !config.REDIS_URL) problems.push('REDIS_URL: required by this service');
+  if (problems.length) throw new ConfigError(definition.name, problems);
+}

@@ -1,0 +1,42 @@
+import { NatsTransport } from '@apphost/bus';
+import { ConfigError, parseCommonConfig } from './config';
+import { createLogger } from './logger';
+import { requireStores, startService } from './service-app';
+import type { ServiceDefinition } from './service-definition';
+
+/**
+ * The entry point of one service in its own process (a Kubernetes pod): real NATS, real stores, HTTP for
+ * probes and metrics. Exits 2 with every problem listed on bad configuration; drains and exits 0 on SIGTERM.
+ */
+export async function runStandalone(definition: ServiceDefinition, env: Record<string, string | undefined> = process.env): Promise<void> {
+  let config;
+  try {
+    config = parseCommonConfig(definition.name, env);
+    if (!config.NATS_URL) throw new ConfigError(definition.name, ['NATS_URL: required when a service runs on its own']);
+    requireStores(definition, config);
+  } catch (error) {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+  const logger = createLogger(definition.name, config.INSTANCE_ID, config.LOG_LEVEL);
+  const transport = await NatsTransport.connect({ servers: config.NATS_URL.split(','), name: `${definition.name}/${config.INSTANCE_ID}` });
+  let running;
+  try {
+    running = await startService(definition, { env: { ...env, INSTANCE_ID: config.INSTANCE_ID }, transport, http: true, processMetrics: true, logger });
+  } catch (error) {
+    logger.fatal({ err: error }, error instanceof ConfigError ? error.message : 'service failed to start');
+    await transport.close();
+    process.exit(error instanceof ConfigError ? 2 : 1);
+  }
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await running.close();
+    await transport.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+}

@@ -1,0 +1,5 @@
+export * from './lib/environment';
+export * from './lib/pg-cleanup';
+export * from './lib/processes';
+export * from './lib/service-harness';
+export * from './lib/service-conformance';
