@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type INestApplicationContext } from '@nestjs/common';
+import { Module, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { BusModule, type BusTransport } from '@apphost/bus';
 import type { ServiceName } from '@apphost/contracts';
@@ -45,7 +45,7 @@ export async function startService(definition: ServiceDefinition, options: HostO
   };
   const stores = (await definition.openStores?.(context)) ?? [];
   try {
-    const root = rootModule(definition, context, stores);
+    const root = rootModule(definition, context, stores, (await definition.imports?.(context, stores)) ?? []);
     const nestLogger = new PinoNestLogger(logger);
     let url: string | undefined;
     let app: INestApplicationContext;
@@ -78,7 +78,7 @@ export async function startService(definition: ServiceDefinition, options: HostO
   }
 }
 
-function rootModule(definition: ServiceDefinition, context: ServiceContext, stores: StoreHandle[]): DynamicModule {
+function rootModule(definition: ServiceDefinition, context: ServiceContext, stores: StoreHandle[], imports: Array<Type | DynamicModule>): DynamicModule {
   @Module({})
   class ServiceRootModule {}
   return {
@@ -94,7 +94,7 @@ function rootModule(definition: ServiceDefinition, context: ServiceContext, stor
         logger: context.logger,
         metrics: context.metrics.bus,
       }),
-      ...(definition.imports?.(context, stores) ?? []),
+      ...imports,
     ],
     controllers: [OpsController],
     providers: [

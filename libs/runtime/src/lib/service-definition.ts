@@ -31,8 +31,8 @@ export interface ServiceDefinition {
   defaultHttpPort?: number;
   /** Opens the service's stores; called once at startup, before the Nest application is built. */
   openStores?(context: ServiceContext): Promise<StoreHandle[]>;
-  /** Domain modules of the service. */
-  imports?(context: ServiceContext, stores: StoreHandle[]): Array<Type | DynamicModule>;
+  /** Domain modules of the service; may do async setup that must finish before the service serves. */
+  imports?(context: ServiceContext, stores: StoreHandle[]): Array<Type | DynamicModule> | Promise<Array<Type | DynamicModule>>;
   /** HTTP-level setup, for services with their own routes (the gateway). */
   configureHttp?(app: INestApplication, context: ServiceContext): void;
 }

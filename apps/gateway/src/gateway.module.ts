@@ -1,0 +1,17 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { HttpErrorFilter } from './http/error.filter';
+import { OpenApiController } from './openapi/openapi.controller';
+import { ServicesController } from './services/services.controller';
+
+/** The gateway's own routes; the auth module (guards) is imported next to it by the service definition. */
+@Module({})
+export class GatewayModule {
+  static register(): DynamicModule {
+    return {
+      module: GatewayModule,
+      controllers: [OpenApiController, ServicesController],
+      providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
+    };
+  }
+}

@@ -1,0 +1,36 @@
+import 'reflect-metadata';
+import path from 'node:path';
+import { ConfigError } from '@apphost/runtime';
+import { parsePlaneConfig } from './plane-config';
+import { startPlane } from './plane';
+
+/** `npm start`: the whole plane in one process. Ctrl-C (or SIGTERM) stops it cleanly; data stays in APPHOST_HOME. */
+async function main(): Promise<void> {
+  const repoRoot = path.resolve(__dirname, '..', '..');
+  let config;
+  try {
+    config = parsePlaneConfig(process.env);
+  } catch (error) {
+    process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
+    process.exit(2);
+  }
+  const plane = await startPlane(config, process.env, repoRoot);
+  process.stdout.write(`\nAppHost is running at ${plane.url}\n  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`);
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    process.stdout.write(`\n${signal}: stopping AppHost…\n`);
+    plane.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`AppHost failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

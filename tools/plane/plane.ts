@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import { InProcessTransport, NatsTransport, type BusTransport } from '@apphost/bus';
+import { startEmbeddedPostgres, type EmbeddedPostgres } from '@apphost/persistence';
+import { createLogger, startService, type RunningService } from '@apphost/runtime';
+import type { PlaneConfig } from './plane-config';
+import { loadServiceDefinitions } from './services';
+
+export interface RunningPlane {
+  url: string;
+  tokenFile: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * Every service in one process: the in-process bus, embedded PostgreSQL in `<home>/pg` and the in-memory
+ * coordination store, unless NATS_URL, DATABASE_URL or REDIS_URL point at real ones.
+ */
+export async function startPlane(config: PlaneConfig, env: Record<string, string | undefined>, repoRoot: string): Promise<RunningPlane> {
+  fs.mkdirSync(config.home, { recursive: true, mode: 0o700 });
+  const instanceId = `plane-${randomBytes(3).toString('hex')}`;
+  const logger = createLogger('plane', instanceId, config.LOG_LEVEL);
+  const cleanups: Array<() => Promise<void>> = [];
+  const running: RunningService[] = [];
+  const stop = async () => {
+    for (const service of running.reverse()) await service.close().catch((err: unknown) => logger.error({ err }, `${service.name} did not stop cleanly`));
+    for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => logger.error({ err }, 'cleanup failed'));
+  };
+
+  try {
+    const transport: BusTransport = config.NATS_URL
+      ? await NatsTransport.connect({ servers: config.NATS_URL.split(','), name: `apphost-plane/${instanceId}` })
+      : new InProcessTransport();
+    cleanups.push(() => transport.close());
+
+    let databaseUrl = config.DATABASE_URL;
+    if (!databaseUrl) {
+      const pg: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: path.join(config.home, 'pg'), logger });
+      cleanups.push(() => pg.stop());
+      databaseUrl = pg.url;
+    }
+
+    const tokenFile = path.join(config.home, 'dev-token');
+    const serviceEnv = {
+      ...env,
+      DATABASE_URL: databaseUrl,
+      REDIS_URL: config.REDIS_URL,
+      INSTANCE_ID: instanceId,
+      LOG_LEVEL: config.LOG_LEVEL,
+      HTTP_HOST: config.APPHOST_HOST,
+      HTTP_PORT: String(config.APPHOST_PORT),
+      AUTH_MODE: env.AUTH_MODE ?? 'development',
+      AUTH_DEV_TOKEN_FILE: env.AUTH_DEV_TOKEN_FILE ?? tokenFile,
+    };
+    let url = '';
+    for (const definition of loadServiceDefinitions(repoRoot)) {
+      const isGateway = definition.name === 'gateway';
+      const service = await startService(definition, { env: serviceEnv, transport, http: isGateway, processMetrics: isGateway, logger });
+      running.push(service);
+      if (isGateway) url = service.url!.replace('[::1]', 'localhost');
+    }
+    return { url, tokenFile: serviceEnv.AUTH_DEV_TOKEN_FILE, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
