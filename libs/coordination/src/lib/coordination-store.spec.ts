@@ -1,0 +1,187 @@
+import type { AppHostError } from '@apphost/contracts';
+import type { CoordinationStore } from './coordination-store';
+import { createMemoryKeyspace, MemoryCoordinationStore } from './memory-coordination-store';
+import { RedisCoordinationStore } from './redis-coordination-store';
+import { deleteKeysWithPrefix, REDIS_URL, sleep, uniquePrefix } from '../test/redis';
+
+/** What the shared suite needs from a backend: stores on one keyspace, and a way to let time pass. */
+interface Backend {
+  open(keyPrefix: string): Promise<CoordinationStore>;
+  /** Redis: real waiting; memory: the injected clock moves. */
+  advance(ms: number): Promise<void>;
+  teardown(): Promise<void>;
+}
+
+function redisBackend(): Backend {
+  const stores: CoordinationStore[] = [];
+  return {
+    async open(keyPrefix) {
+      const store = await RedisCoordinationStore.connect({ url: REDIS_URL, keyPrefix, name: 'coordination-test' });
+      stores.push(store);
+      return store;
+    },
+    advance: sleep,
+    async teardown() {
+      await Promise.all(stores.splice(0).map((s) => s.close()));
+    },
+  };
+}
+
+function memoryBackend(): Backend {
+  const keyspace = createMemoryKeyspace();
+  let clock = 1_700_000_000_000;
+  return {
+    async open(keyPrefix) {
+      return new MemoryCoordinationStore({ keyPrefix, name: 'coordination-test', now: () => clock, keyspace });
+    },
+    async advance(ms) {
+      clock += ms;
+    },
+    async teardown() {
+      keyspace.clear();
+    },
+  };
+}
+
+const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: AppHostError) => error.code);
+
+describe.each([
+  { kind: 'redis', backend: redisBackend },
+  { kind: 'memory', backend: memoryBackend },
+])('CoordinationStore ($kind)', ({ kind, backend: makeBackend }) => {
+  const runPrefix = uniquePrefix();
+  let backend: Backend;
+  let store: CoordinationStore;
+  let testNo = 0;
+
+  beforeEach(async () => {
+    backend = makeBackend();
+    store = await backend.open(`${runPrefix}t${++testNo}:`);
+  });
+  afterEach(() => backend.teardown());
+  afterAll(async () => {
+    if (kind === 'redis') await deleteKeysWithPrefix(REDIS_URL, runPrefix);
+  });
+
+  it('reports itself ready', async () => {
+    expect(store.kind).toBe(kind);
+    expect(await store.ping()).toBe(true);
+    expect(await store.report()).toEqual({ kind, name: 'coordination-test', ready: true });
+  });
+
+  it('sets a key only once and the value is readable', async () => {
+    expect(await store.get('lease')).toBeNull();
+    expect(await store.setIfAbsent('lease', 'holder-a', 10_000)).toBe(true);
+    expect(await store.setIfAbsent('lease', 'holder-b', 10_000)).toBe(false);
+    expect(await store.get('lease')).toBe('holder-a');
+  });
+
+  it('lets only one of many concurrent callers take a key', async () => {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.setIfAbsent('lock', `h${i}`, 10_000)));
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect(await store.get('lock')).toBe(`h${results.indexOf(true)}`);
+  });
+
+  it('treats an expired key as absent', async () => {
+    expect(await store.setIfAbsent('lease', 'holder-a', 150)).toBe(true);
+    expect(await store.get('lease')).toBe('holder-a');
+    await backend.advance(300);
+    expect(await store.get('lease')).toBeNull();
+    expect(await store.compareAndDelete('lease', 'holder-a')).toBe(false);
+    expect(await store.compareAndExpire('lease', 'holder-a', 10_000)).toBe(false);
+    expect(await store.setIfAbsent('lease', 'holder-b', 10_000)).toBe(true);
+    expect(await store.get('lease')).toBe('holder-b');
+  });
+
+  it('deletes only with the right value', async () => {
+    await store.setIfAbsent('lease', 'holder-a', 10_000);
+    expect(await store.compareAndDelete('lease', 'holder-b')).toBe(false);
+    expect(await store.get('lease')).toBe('holder-a');
+    expect(await store.compareAndDelete('lease', 'holder-a')).toBe(true);
+    expect(await store.get('lease')).toBeNull();
+    expect(await store.compareAndDelete('lease', 'holder-a')).toBe(false);
+  });
+
+  it('renews only for the holder', async () => {
+    await store.setIfAbsent('held', 'holder-a', 150);
+    await store.setIfAbsent('stolen', 'holder-a', 150);
+    expect(await store.compareAndExpire('held', 'holder-a', 10_000)).toBe(true);
+    expect(await store.compareAndExpire('stolen', 'holder-b', 10_000)).toBe(false);
+    await backend.advance(300);
+    expect(await store.get('held')).toBe('holder-a');
+    expect(await store.get('stolen')).toBeNull();
+  });
+
+  it('hands out strictly increasing, distinct fencing tokens under concurrency', async () => {
+    const tokens = await Promise.all(Array.from({ length: 100 }, () => store.incrementFence('fence')));
+    expect(new Set(tokens).size).toBe(100);
+    expect([...tokens].sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(await store.incrementFence('fence')).toBe(101);
+    await backend.advance(300);
+    expect(await store.get('fence')).toBe('101');
+  });
+
+  it('refuses to use a lease key as a fence', async () => {
+    await store.setIfAbsent('lease', 'holder-a', 10_000);
+    expect(await code(store.incrementFence('lease'))).toBe('FAILED_PRECONDITION');
+    expect(await store.get('lease')).toBe('holder-a');
+  });
+
+  it('isolates stores with different prefixes', async () => {
+    const other = await backend.open(`${runPrefix}t${testNo}-other:`);
+    expect(await store.setIfAbsent('k', 'mine', 10_000)).toBe(true);
+    expect(await other.get('k')).toBeNull();
+    expect(await other.compareAndDelete('k', 'mine')).toBe(false);
+    expect(await other.setIfAbsent('k', 'theirs', 10_000)).toBe(true);
+    expect(await store.get('k')).toBe('mine');
+    expect(await store.incrementFence('f')).toBe(1);
+    expect(await other.incrementFence('f')).toBe(1);
+  });
+
+  it('shares state between stores with the same prefix', async () => {
+    const twin = await backend.open(`${runPrefix}t${testNo}:`);
+    await store.setIfAbsent('k', 'mine', 10_000);
+    expect(await twin.get('k')).toBe('mine');
+    expect(await twin.setIfAbsent('k', 'theirs', 10_000)).toBe(false);
+  });
+
+  it('rejects invalid arguments with INVALID_ARGUMENT and no effect', async () => {
+    const invalidTtls = [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY, 24 * 60 * 60 * 1000 + 1];
+    for (const ttl of invalidTtls) expect(await code(store.setIfAbsent('k', 'v', ttl))).toBe('INVALID_ARGUMENT');
+    for (const key of ['', 'x'.repeat(513), 42 as unknown as string]) {
+      expect(await code(store.setIfAbsent(key, 'v', 1000))).toBe('INVALID_ARGUMENT');
+      expect(await code(store.get(key))).toBe('INVALID_ARGUMENT');
+      expect(await code(store.compareAndDelete(key, 'v'))).toBe('INVALID_ARGUMENT');
+      expect(await code(store.compareAndExpire(key, 'v', 1000))).toBe('INVALID_ARGUMENT');
+      expect(await code(store.incrementFence(key))).toBe('INVALID_ARGUMENT');
+    }
+    expect(await code(store.setIfAbsent('k', undefined as unknown as string, 1000))).toBe('INVALID_ARGUMENT');
+    expect(await store.get('k')).toBeNull();
+
+    await store.setIfAbsent('held', 'holder-a', 150);
+    expect(await code(store.compareAndExpire('held', 'holder-a', 0))).toBe('INVALID_ARGUMENT');
+    expect(await code(store.compareAndDelete('held', null as unknown as string))).toBe('INVALID_ARGUMENT');
+    await backend.advance(300);
+    expect(await store.get('held')).toBeNull(); // the rejected renewal did not extend the lease
+
+    expect(await store.setIfAbsent('x'.repeat(512), 'v', 1000)).toBe(true);
+    expect(await store.incrementFence('fence')).toBe(1);
+  });
+
+  it('rejects an invalid keyPrefix', async () => {
+    for (const prefix of ['', 'no-trailing-colon', 'glob*:', 'space :', `${'a'.repeat(128)}:`]) {
+      expect(await code(backend.open(prefix).then((s) => s.close()))).toBe('INVALID_ARGUMENT');
+    }
+  });
+
+  it('fails closed once closed', async () => {
+    await store.setIfAbsent('k', 'v', 10_000);
+    await store.close();
+    await store.close();
+    expect(await store.ping()).toBe(false);
+    expect(await store.report()).toEqual({ kind, name: 'coordination-test', ready: false });
+    expect(await code(store.get('k'))).toBe('UNAVAILABLE');
+    expect(await code(store.setIfAbsent('k2', 'v', 1000))).toBe('UNAVAILABLE');
+    expect(await code(store.incrementFence('f'))).toBe('UNAVAILABLE');
+  });
+});

@@ -1,0 +1,36 @@
+import type { StoreReport } from '@apphost/contracts';
+
+/** Longest key a caller may pass (the prefix is not counted). */
+export const MAX_KEY_LENGTH = 512;
+/** Longest value: coordination state is small; anything bigger belongs in a durable store. */
+export const MAX_VALUE_LENGTH = 1024 * 1024;
+/** Longest TTL: state here is ephemeral, so nothing may outlive a day. */
+export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The port for shared ephemeral state (leases, View generations, idempotency records, session locks with
+ * fencing tokens, rate limits). Every key is namespaced by the store's `keyPrefix`. Invalid arguments reject
+ * with INVALID_ARGUMENT before any effect; an unreachable backend rejects with UNAVAILABLE (fail closed).
+ */
+export interface CoordinationStore {
+  readonly kind: 'redis' | 'memory';
+  /** True when the backend answers now. Never throws. */
+  ping(): Promise<boolean>;
+  /** Sets `key` to `value` with a TTL only if it is absent (SET NX PX). True when this call set it. */
+  setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
+  /** The current value, or null when absent or expired. */
+  get(key: string): Promise<string | null>;
+  /** Deletes `key` only while it holds `expected` (releasing a lease only as its holder). */
+  compareAndDelete(key: string, expected: string): Promise<boolean>;
+  /** Resets the TTL of `key` only while it holds `expected` (renewing a lease only as its holder). */
+  compareAndExpire(key: string, expected: string, ttlMs: number): Promise<boolean>;
+  /**
+   * The next fencing token for `key` (INCR): strictly increasing, starting at 1, never expiring. Use keys
+   * distinct from lease keys; a key holding a non-integer rejects with FAILED_PRECONDITION.
+   */
+  incrementFence(key: string): Promise<number>;
+  /** Readiness for `describe` and the readiness probe. Never throws. */
+  report(): Promise<StoreReport>;
+  /** Releases the connection; afterwards `ping()` is false and operations reject UNAVAILABLE. */
+  close(): Promise<void>;
+}

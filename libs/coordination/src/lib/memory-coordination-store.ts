@@ -1,0 +1,137 @@
+import type { StoreReport } from '@apphost/contracts';
+import type { CoordinationStore } from './coordination-store';
+import { checkKey, checkKeyPrefix, checkName, checkTtl, checkValue, notAnInteger, unavailable } from './validation';
+
+export interface MemoryEntry {
+  value: string;
+  /** Epoch ms at which the entry stops existing; null for fences, which never expire. */
+  expiresAt: number | null;
+}
+
+/** A keyspace several memory stores may share, as several Redis clients share one server. */
+export type MemoryKeyspace = Map<string, MemoryEntry>;
+
+export function createMemoryKeyspace(): MemoryKeyspace {
+  return new Map();
+}
+
+export interface MemoryCoordinationStoreOptions {
+  keyPrefix: string;
+  name: string;
+  /** Wall clock for TTLs; tests inject a fake one. */
+  now?: () => number;
+  /** Defaults to a private keyspace. */
+  keyspace?: MemoryKeyspace;
+}
+
+/** Sweep expired entries every this many writes, so dead leases cannot pile up in a long-running plane. */
+const SWEEP_EVERY_WRITES = 1024;
+
+/**
+ * The in-process store the all-in-one development plane runs on: the same contract and semantics as Redis
+ * (SET NX PX, compare-and-delete, compare-and-expire, INCR that keeps any TTL), in a single process.
+ */
+export class MemoryCoordinationStore implements CoordinationStore {
+  readonly kind = 'memory' as const;
+  private readonly keyPrefix: string;
+  private readonly name: string;
+  private readonly now: () => number;
+  private readonly keyspace: MemoryKeyspace;
+  private writes = 0;
+  private closed = false;
+
+  constructor(options: MemoryCoordinationStoreOptions) {
+    this.keyPrefix = checkKeyPrefix(options.keyPrefix);
+    this.name = checkName(options.name);
+    this.now = options.now ?? Date.now;
+    this.keyspace = options.keyspace ?? createMemoryKeyspace();
+  }
+
+  async ping(): Promise<boolean> {
+    return !this.closed;
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(value);
+    checkTtl(ttlMs);
+    this.ensureOpen('setIfAbsent');
+    if (this.live(k)) return false;
+    this.write(k, { value, expiresAt: this.now() + ttlMs });
+    return true;
+  }
+
+  async get(key: string): Promise<string | null> {
+    const k = this.key(key);
+    this.ensureOpen('get');
+    return this.live(k)?.value ?? null;
+  }
+
+  async compareAndDelete(key: string, expected: string): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(expected);
+    this.ensureOpen('compareAndDelete');
+    if (this.live(k)?.value !== expected) return false;
+    this.keyspace.delete(k);
+    return true;
+  }
+
+  async compareAndExpire(key: string, expected: string, ttlMs: number): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(expected);
+    checkTtl(ttlMs);
+    this.ensureOpen('compareAndExpire');
+    const entry = this.live(k);
+    if (entry?.value !== expected) return false;
+    entry.expiresAt = this.now() + ttlMs;
+    return true;
+  }
+
+  async incrementFence(key: string): Promise<number> {
+    const k = this.key(key);
+    this.ensureOpen('incrementFence');
+    const entry = this.live(k);
+    // Redis INCR accepts only a canonical signed 64-bit decimal; this accepts the same strings in safe range.
+    const current = entry ? Number(entry.value) : 0;
+    if (entry && (!/^-?(0|[1-9][0-9]*)$/.test(entry.value) || !Number.isSafeInteger(current + 1))) throw notAnInteger(key);
+    const next = current + 1;
+    // Like INCR: a new key never expires, an existing key keeps its TTL.
+    this.write(k, { value: String(next), expiresAt: entry?.expiresAt ?? null });
+    return next;
+  }
+
+  async report(): Promise<StoreReport> {
+    return { kind: 'memory', name: this.name, ready: await this.ping() };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+
+  private key(key: string): string {
+    return this.keyPrefix + checkKey(key);
+  }
+
+  private ensureOpen(operation: string): void {
+    if (this.closed) throw unavailable({ store: this.name, operation, cause: 'store is closed' });
+  }
+
+  /** The entry if it exists and has not expired; expired entries are dropped on sight, so they act as absent. */
+  private live(k: string): MemoryEntry | undefined {
+    const entry = this.keyspace.get(k);
+    // Redis treats a key as expired once the clock is past its deadline; so does this.
+    if (entry && entry.expiresAt !== null && this.now() > entry.expiresAt) {
+      this.keyspace.delete(k);
+      return undefined;
+    }
+    return entry;
+  }
+
+  private write(k: string, entry: MemoryEntry): void {
+    this.keyspace.set(k, entry);
+    if (++this.writes % SWEEP_EVERY_WRITES === 0) {
+      const now = this.now();
+      for (const [key, e] of this.keyspace) if (e.expiresAt !== null && now > e.expiresAt) this.keyspace.delete(key);
+    }
+  }
+}

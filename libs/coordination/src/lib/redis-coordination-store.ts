@@ -1,0 +1,205 @@
+import { Redis } from 'ioredis';
+import { AppHostError, type StoreReport } from '@apphost/contracts';
+import type { CoordinationStore } from './coordination-store';
+import { redactText, redactUrl, secretsOf } from './redact';
+import { checkKey, checkKeyPrefix, checkName, checkTtl, checkValue, notAnInteger, unavailable } from './validation';
+
+export interface CoordinationLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+export interface RedisCoordinationStoreOptions {
+  /** `redis://` or `rediss://`; its password never appears in a message or a log line. */
+  url: string;
+  keyPrefix: string;
+  name: string;
+  /** Per-command deadline: a hung Redis fails the operation instead of stalling it. */
+  commandTimeoutMs?: number;
+  /** Bound on one connection attempt, and on how long `connect` waits for the first one. */
+  connectTimeoutMs?: number;
+  logger?: CoordinationLogger;
+}
+
+/** Reconnect delays double from 100 ms up to this cap, so a restarted Redis is picked up within about a second. */
+const MAX_RECONNECT_DELAY_MS = 1000;
+
+// Both scripts act only while the key still holds the caller's value, atomically on the server.
+const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+const COMPARE_AND_EXPIRE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+
+/** The client with the two scripts registered by `defineCommand` (EVALSHA, falling back to EVAL after a restart). */
+type ScriptedRedis = Redis & {
+  apphostCompareAndDelete(key: string, expected: string): Promise<number>;
+  apphostCompareAndExpire(key: string, expected: string, ttlMs: number): Promise<number>;
+};
+
+/**
+ * The production store on ioredis 5, built to fail closed and fast: no offline queue (a command while
+ * disconnected rejects at once), a per-command timeout, a bounded connect, no resending of commands cut off by
+ * a disconnect (they were already reported failed), and endless capped reconnects so it recovers on its own.
+ */
+export class RedisCoordinationStore implements CoordinationStore {
+  readonly kind = 'redis' as const;
+  private closed = false;
+
+  private constructor(
+    private readonly client: ScriptedRedis,
+    private readonly keyPrefix: string,
+    private readonly name: string,
+    private readonly secrets: string[],
+  ) {}
+
+  /** Resolves once Redis is ready or the first attempt has failed: a store for a down Redis reports not ready. */
+  static async connect(options: RedisCoordinationStoreOptions): Promise<RedisCoordinationStore> {
+    const keyPrefix = checkKeyPrefix(options.keyPrefix);
+    const name = checkName(options.name);
+    const url = checkUrl(options.url);
+    const commandTimeout = checkTimeout('commandTimeoutMs', options.commandTimeoutMs ?? 1000);
+    const connectTimeout = checkTimeout('connectTimeoutMs', options.connectTimeoutMs ?? 2000);
+    const client = new Redis(url, {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      autoResendUnfulfilledCommands: false,
+      commandTimeout,
+      connectTimeout,
+      // disconnect() on a socket that is already dead would otherwise hold the process for 2 s.
+      disconnectTimeout: 250,
+      retryStrategy: (attempt) => Math.min(100 * 2 ** Math.min(attempt - 1, 10), MAX_RECONNECT_DELAY_MS),
+    }) as ScriptedRedis;
+    client.defineCommand('apphostCompareAndDelete', { numberOfKeys: 1, lua: COMPARE_AND_DELETE });
+    client.defineCommand('apphostCompareAndExpire', { numberOfKeys: 1, lua: COMPARE_AND_EXPIRE });
+    const store = new RedisCoordinationStore(client, keyPrefix, name, secretsOf(url));
+    store.watch(redactUrl(url), options.logger);
+    await store.firstAttempt(connectTimeout);
+    return store;
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.client.status !== 'ready') return false;
+    try {
+      return (await this.client.ping()) === 'PONG';
+    } catch {
+      return false;
+    }
+  }
+
+  async setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(value);
+    checkTtl(ttlMs);
+    return (await this.run('setIfAbsent', () => this.client.set(k, value, 'PX', ttlMs, 'NX'))) === 'OK';
+  }
+
+  async get(key: string): Promise<string | null> {
+    const k = this.key(key);
+    return this.run('get', () => this.client.get(k));
+  }
+
+  async compareAndDelete(key: string, expected: string): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(expected);
+    return (await this.run('compareAndDelete', () => this.client.apphostCompareAndDelete(k, expected))) === 1;
+  }
+
+  async compareAndExpire(key: string, expected: string, ttlMs: number): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(expected);
+    checkTtl(ttlMs);
+    return (await this.run('compareAndExpire', () => this.client.apphostCompareAndExpire(k, expected, ttlMs))) === 1;
+  }
+
+  async incrementFence(key: string): Promise<number> {
+    const k = this.key(key);
+    // The one reply error that is the caller's mistake, not an outage; the memory store raises the same.
+    return this.run('incrementFence', () => this.client.incr(k), (message) => (/not an integer|out of range/.test(message) ? notAnInteger(key) : undefined));
+  }
+
+  async report(): Promise<StoreReport> {
+    return { kind: 'redis', name: this.name, ready: await this.ping() };
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    // QUIT lets Redis close cleanly (and tells ioredis not to reconnect); without a live connection, or if
+    // QUIT goes unanswered, disconnect drops the socket and cancels any pending reconnect.
+    if (this.client.status === 'ready') {
+      try {
+        await this.client.quit();
+        return;
+      } catch {
+        // Fall through to disconnect.
+      }
+    }
+    this.client.disconnect();
+  }
+
+  private key(key: string): string {
+    return this.keyPrefix + checkKey(key);
+  }
+
+  /** Runs a command only on a ready connection and turns every failure into UNAVAILABLE, redacted. */
+  private async run<T>(operation: string, command: () => Promise<T>, callerError?: (message: string) => AppHostError | undefined): Promise<T> {
+    if (this.closed) throw unavailable({ store: this.name, operation, cause: 'store is closed' });
+    if (this.client.status !== 'ready') throw unavailable({ store: this.name, operation, cause: `connection is ${this.client.status}` });
+    try {
+      return await command();
+    } catch (error) {
+      const cause = redactText(error instanceof Error ? error.message : String(error), this.secrets);
+      throw callerError?.(cause) ?? unavailable({ store: this.name, operation, cause });
+    }
+  }
+
+  /** Logs each outage once when it starts and once when it ends, never each retry; ioredis needs an error listener. */
+  private watch(url: string, logger: CoordinationLogger | undefined): void {
+    let down = false;
+    let cause = 'connection closed';
+    this.client.on('error', (error: Error) => (cause = redactText(error.message, this.secrets)));
+    this.client.on('close', () => {
+      if (!down && !this.closed) logger?.warn({ store: this.name, url, cause }, 'coordination store unavailable');
+      down = true;
+      cause = 'connection closed';
+    });
+    this.client.on('ready', () => {
+      if (down && !this.closed) logger?.info({ store: this.name, url }, 'coordination store recovered');
+      down = false;
+    });
+  }
+
+  private firstAttempt(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.client.off('ready', done).off('close', done);
+        resolve();
+      };
+      // The margin lets ioredis' own connect timeout fire first and schedule its reconnect.
+      const timer = setTimeout(done, timeoutMs + 100);
+      this.client.once('ready', done).once('close', done);
+      // Failure is reported through events; reconnecting continues in the background.
+      this.client.connect().catch(() => undefined);
+    });
+  }
+}
+
+function checkUrl(url: unknown): string {
+  let protocol = '';
+  try {
+    protocol = typeof url === 'string' ? new URL(url).protocol : '';
+  } catch {
+    // Reported below; the raw text is not echoed, as it may hold a password.
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') {
+    throw new AppHostError('INVALID_ARGUMENT', 'url must be a redis:// or rediss:// URL', { details: { protocol } });
+  }
+  return url as string;
+}
+
+function checkTimeout(what: string, ms: number): number {
+  if (!Number.isInteger(ms) || ms <= 0 || ms > 60_000) {
+    throw new AppHostError('INVALID_ARGUMENT', `${what} must be a positive integer of at most 60000`, { details: { [what]: ms } });
+  }
+  return ms;
+}
