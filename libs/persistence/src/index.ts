@@ -1,0 +1,12 @@
+export { openServiceDatabase, type ServiceDatabase, type StoreIdentity } from './lib/service-database';
+export type { OpenServiceDatabaseOptions, MigrationClass, EntityTarget, PersistenceLogger } from './lib/options';
+export { STORE_IDENTITY_MIGRATION } from './lib/store-identity.migration';
+export { advisoryLockKey } from './lib/advisory-lock';
+export { redactUrl, redactText } from './lib/redact';
+export {
+  startEmbeddedPostgres,
+  embeddedPasswordFile,
+  EMBEDDED_DATABASE,
+  type EmbeddedPostgres,
+  type EmbeddedPostgresOptions,
+} from './lib/embedded-postgres';

@@ -1,0 +1,180 @@
+import { AppHostError, type StoreReport } from '@apphost/contracts';
+import { Client } from 'pg';
+import { DataSource } from 'typeorm';
+import { advisoryLockKey, withAdvisoryLock } from './advisory-lock';
+import { parseOpenOptions, type OpenServiceDatabaseOptions } from './options';
+import { redactText, redactUrl, secretsOf } from './redact';
+import { storeIdentityMigration } from './store-identity.migration';
+import { typeormLogger } from './typeorm-logger';
+
+/** What the store says about itself: created once, never changed. */
+export interface StoreIdentity {
+  namespace: string;
+  service: string;
+  createdAt: string;
+}
+
+export interface ServiceDatabase {
+  dataSource: DataSource;
+  schema: string;
+  identity: StoreIdentity;
+  /** The store's `describe` entry: readiness, identity and applied migrations in order. */
+  report(): Promise<StoreReport>;
+  /** True when the server answers and still holds this store's identity row (not a swapped or wiped store). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+const MIGRATIONS_TABLE = 'migrations';
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+const DEFAULT_LOCK_TIMEOUT_MS = 120_000;
+const PING_TIMEOUT_MS = 5_000;
+
+/**
+ * Opens a service's PostgreSQL store: its own schema, migrations run at startup under an advisory lock (so
+ * replicas booting together migrate once), and the persisted identity checked against `serviceName`.
+ */
+export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Promise<ServiceDatabase> {
+  const options = parseOpenOptions(input);
+  const { url, schema, serviceName, logger } = options;
+  const connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+  const secrets = secretsOf(url);
+  let phase = 'connecting';
+  const fail = (error: unknown): AppHostError => {
+    if (error instanceof AppHostError) return error;
+    const reason = error instanceof Error ? error.message : String(error);
+    const pgCode = (error as { code?: unknown } | null)?.code;
+    const message = `PostgreSQL store of ${serviceName} (schema ${schema} at ${redactUrl(url)}) unavailable while ${phase}: ${reason}`;
+    return new AppHostError('UNAVAILABLE', redactText(message, secrets), {
+      details: { phase, schema, ...(typeof pgCode === 'string' ? { pgCode } : {}) },
+    });
+  };
+
+  // The lock lives on a connection of its own, outside the pool TypeORM migrates through.
+  const lockClient = new Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: `${serviceName}:migrate` });
+  lockClient.on('error', () => undefined); // a dropped socket surfaces through the pending query instead
+  const pending: { dataSource?: DataSource } = {}; // what to tear down if opening fails half-way
+  try {
+    await lockClient.connect();
+    phase = 'waiting for the migration lock';
+    const key = advisoryLockKey(schema);
+    const opened = await withAdvisoryLock(lockClient, key, options.migrationLockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, async () => {
+      phase = 'creating the schema';
+      await ensureSchema(lockClient, schema);
+      phase = 'checking the store identity';
+      // Checked before migrating: a swapped store must not receive this service's tables.
+      assertSameService(await readIdentity(lockClient, schema), serviceName, schema);
+      phase = 'initialising the pool';
+      const ds = new DataSource({
+        type: 'postgres',
+        url,
+        schema,
+        applicationName: serviceName,
+        poolSize: options.poolSize,
+        connectTimeoutMS: connectTimeoutMs,
+        entities: options.entities ?? [],
+        migrations: [storeIdentityMigration(schema, serviceName), ...options.migrations],
+        migrationsTableName: MIGRATIONS_TABLE,
+        migrationsTransactionMode: 'each',
+        migrationsRun: false,
+        synchronize: false,
+        // Startup DDL happens only in migrations: no implicit CREATE EXTENSION, and uuid defaults use the
+        // built-in gen_random_uuid().
+        installExtensions: false,
+        uuidExtension: 'pgcrypto',
+        // Unqualified names in migrations and raw queries resolve inside the service's schema.
+        extra: { options: `-c search_path=${schema}` },
+        logger: typeormLogger(logger, { service: serviceName, schema }, secrets),
+      });
+      pending.dataSource = ds;
+      await ds.initialize();
+      phase = 'running migrations';
+      const ran = await ds.runMigrations({ transaction: 'each' });
+      phase = 'reading the store identity';
+      const identity = await readIdentity(lockClient, schema);
+      if (!identity) throw new AppHostError('FAILED_PRECONDITION', `schema ${schema} has migrations recorded but no store_identity row`);
+      assertSameService(identity, serviceName, schema);
+      return { ds, identity, ran: ran.map((m) => m.name) };
+    }, () => logger?.info({ service: serviceName, schema }, 'another replica holds the migration lock; waiting'));
+    const migrations = await appliedMigrations(opened.ds, schema);
+    logger?.info({ service: serviceName, schema, namespace: opened.identity.namespace, applied: opened.ran, migrations }, 'postgres store open');
+    return handle(opened.ds, schema, serviceName, opened.identity, migrations);
+  } catch (error) {
+    const failure = fail(error);
+    logger?.error({ service: serviceName, schema, code: failure.code, details: failure.details }, failure.message);
+    if (pending.dataSource?.isInitialized) await pending.dataSource.destroy().catch(() => undefined);
+    throw failure;
+  } finally {
+    await lockClient.end().catch(() => undefined);
+  }
+}
+
+function handle(dataSource: DataSource, schema: string, service: string, identity: StoreIdentity, opened: string[]): ServiceDatabase {
+  let migrations = opened;
+  const ping = async (): Promise<boolean> => {
+    if (!dataSource.isInitialized) return false;
+    try {
+      const rows = await withTimeout(dataSource.query(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`), PING_TIMEOUT_MS);
+      return Array.isArray(rows) && rows.length === 1 && rows[0].namespace === identity.namespace;
+    } catch {
+      return false;
+    }
+  };
+  return {
+    dataSource,
+    schema,
+    identity,
+    ping,
+    async report() {
+      const ready = await ping();
+      if (ready) migrations = await appliedMigrations(dataSource, schema).catch(() => migrations);
+      return { kind: 'postgres', name: service, ready, schema, namespace: identity.namespace, createdAt: identity.createdAt, migrations: [...migrations] };
+    },
+    async close() {
+      if (dataSource.isInitialized) await dataSource.destroy();
+    },
+  };
+}
+
+async function ensureSchema(client: Client, schema: string): Promise<void> {
+  // Look first: CREATE SCHEMA IF NOT EXISTS still demands CREATE on the database, which a least-privilege
+  // role given a pre-made schema lacks.
+  const found = await client.query('SELECT 1 FROM pg_namespace WHERE nspname = $1', [schema]);
+  if (found.rowCount === 0) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+}
+
+async function readIdentity(client: Client, schema: string): Promise<StoreIdentity | null> {
+  const table = await client.query('SELECT to_regclass($1) IS NOT NULL AS present', [`"${schema}".store_identity`]);
+  if (!table.rows[0]?.present) return null;
+  const rows = await client.query(`SELECT namespace::text AS namespace, service, created_at FROM "${schema}".store_identity`);
+  const row = rows.rows[0] as { namespace: string; service: string; created_at: Date } | undefined;
+  return row ? { namespace: row.namespace, service: row.service, createdAt: row.created_at.toISOString() } : null;
+}
+
+function assertSameService(identity: StoreIdentity | null, serviceName: string, schema: string): void {
+  if (identity && identity.service !== serviceName) {
+    throw new AppHostError(
+      'FAILED_PRECONDITION',
+      `schema ${schema} belongs to service "${identity.service}" (namespace ${identity.namespace}), not "${serviceName}": refusing to serve a swapped store`,
+      { details: { schema, expected: serviceName, found: identity.service, namespace: identity.namespace } },
+    );
+  }
+}
+
+async function appliedMigrations(dataSource: DataSource, schema: string): Promise<string[]> {
+  const rows: { name: string }[] = await dataSource.query(`SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`);
+  return rows.map((r) => r.name);
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+    promise.catch(() => undefined); // the loser of the race must not become an unhandled rejection
+  }
+}
