@@ -1,0 +1,99 @@
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { dropSchemasWithPrefix, eventually, spawnTs, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL, uniquePrefix, waitForExit } from '@apphost/testing';
+
+/** The plane as a user meets it: `npm start` (tools/plane/main.ts) in its own process, nothing mocked. */
+const ENTRY = 'tools/plane/main.ts';
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+interface ServiceEntry {
+  service: string;
+  status: string;
+  describe?: { transport: string; stores: { kind: string; namespace?: string; ready: boolean }[] };
+}
+
+async function startPlane(env: Record<string, string>) {
+  const port = await freePort();
+  const child = spawnTs(ENTRY, { APPHOST_PORT: String(port), LOG_LEVEL: 'warn', ...env });
+  const base = `http://127.0.0.1:${port}`;
+  await eventually(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 60_000, 200).catch((error: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${error.message}\n${child.output().stdout}\n${child.output().stderr}`);
+  });
+  return { child, base };
+}
+
+async function listServices(base: string, tokenFile: string): Promise<ServiceEntry[]> {
+  const token = fs.readFileSync(tokenFile, 'utf8').trim();
+  const res = await fetch(`${base}/v1/services`, { headers: { authorization: `Bearer ${token}` } });
+  expect(res.status).toBe(200);
+  return ((await res.json()) as { services: ServiceEntry[] }).services;
+}
+
+describe('all-in-one plane', () => {
+  let home: string;
+
+  beforeEach(() => {
+    // Searchable by the postgres user, which runs the embedded database when the suite runs as root.
+    home = fs.mkdtempSync(path.join(os.tmpdir(), 'apphost-plane-'));
+    fs.chmodSync(home, 0o755);
+  });
+
+  afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
+
+  it('boots with no external services, serves every service, stops on SIGINT and keeps its data across a restart', async () => {
+    const env = { APPHOST_HOME: home, NATS_URL: '', DATABASE_URL: '', REDIS_URL: '' };
+    const first = await startPlane(env);
+    const tokenFile = path.join(home, 'dev-token');
+    expect(fs.statSync(tokenFile).mode & 0o777).toBe(0o600);
+    const before = await listServices(first.base, tokenFile);
+    expect(before.map((s) => s.status)).toEqual(Array(7).fill('ok'));
+    expect(new Set(before.map((s) => s.describe?.transport))).toEqual(new Set(['in-process']));
+    const governed = before.find((s) => s.service === 'governed-operations');
+    expect(governed?.describe?.stores[0]).toMatchObject({ kind: 'memory', ready: true });
+    const namespaces = Object.fromEntries(before.map((s) => [s.service, s.describe?.stores.find((st) => st.kind === 'postgres')?.namespace]));
+    expect(Object.values(namespaces).filter(Boolean)).toHaveLength(5);
+
+    first.child.kill('SIGINT');
+    const stopped = await waitForExit(first.child, 30_000);
+    expect(stopped.code).toBe(0);
+
+    const second = await startPlane(env);
+    const after = await listServices(second.base, tokenFile);
+    expect(Object.fromEntries(after.map((s) => [s.service, s.describe?.stores.find((st) => st.kind === 'postgres')?.namespace]))).toEqual(namespaces);
+    second.child.kill('SIGTERM');
+    expect((await waitForExit(second.child, 30_000)).code).toBe(0);
+  }, 180_000);
+
+  it('uses the real NATS, PostgreSQL and Redis when their URLs are set', async () => {
+    const prefix = uniquePrefix();
+    try {
+      const plane = await startPlane({ APPHOST_HOME: home, NATS_URL: TEST_NATS_URL, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, DATABASE_SCHEMA_PREFIX: prefix });
+      const services = await listServices(plane.base, path.join(home, 'dev-token'));
+      expect(services.map((s) => s.status)).toEqual(Array(7).fill('ok'));
+      expect(new Set(services.map((s) => s.describe?.transport))).toEqual(new Set(['nats']));
+      expect(services.find((s) => s.service === 'governed-operations')?.describe?.stores[0]).toMatchObject({ kind: 'redis', ready: true });
+      expect(fs.existsSync(path.join(home, 'pg'))).toBe(false);
+      plane.child.kill('SIGTERM');
+      expect((await waitForExit(plane.child, 30_000)).code).toBe(0);
+    } finally {
+      await dropSchemasWithPrefix(prefix);
+    }
+  }, 120_000);
+
+  it('refuses bad configuration with a clear message and exit code 2', async () => {
+    const child = spawnTs(ENTRY, { APPHOST_HOME: home, APPHOST_PORT: 'eighty' });
+    const result = await waitForExit(child, 30_000);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('APPHOST_PORT');
+  });
+});
