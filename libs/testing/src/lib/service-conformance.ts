@@ -10,7 +10,7 @@ import { bootService, type ServiceUnderTest } from './service-harness';
  * stores ready, serve probes and metrics, keep its store identity across a restart, and refuse to start
  * on bad configuration. Each app's spec runs this against its own definition.
  */
-export function serviceConformance(definition: ServiceDefinition, entry: string): void {
+export function serviceConformance(definition: ServiceDefinition, entry: string, env: Record<string, string> = {}): void {
   describe(`${definition.name} service conformance`, () => {
     const prefix = uniquePrefix();
     let service: ServiceUnderTest | undefined;
@@ -25,7 +25,7 @@ export function serviceConformance(definition: ServiceDefinition, entry: string)
     });
 
     it('answers describe over NATS with its identity and ready stores', async () => {
-      service = await bootService(definition, prefix);
+      service = await bootService(definition, prefix, env);
       const described = await service.client.request(describeContract(definition.name), {});
       expect(described).toMatchObject({ service: definition.name, transport: 'nats', instanceId: service.running.context.config.INSTANCE_ID });
       expect(described.stores).toHaveLength(definition.requires.length);
@@ -34,7 +34,7 @@ export function serviceConformance(definition: ServiceDefinition, entry: string)
     });
 
     it('serves /healthz, /readyz and /metrics', async () => {
-      service = await bootService(definition, prefix);
+      service = await bootService(definition, prefix, env);
       const base = service.running.url!.replace('[::1]', '127.0.0.1');
       expect((await fetch(`${base}/healthz`)).status).toBe(200);
       const ready = await fetch(`${base}/readyz`);
@@ -46,7 +46,7 @@ export function serviceConformance(definition: ServiceDefinition, entry: string)
     });
 
     it('reports not ready once the bus is gone', async () => {
-      service = await bootService(definition, prefix);
+      service = await bootService(definition, prefix, env);
       const base = service.running.url!.replace('[::1]', '127.0.0.1');
       await service.transport.close();
       const ready = await fetch(`${base}/readyz`);
@@ -56,10 +56,10 @@ export function serviceConformance(definition: ServiceDefinition, entry: string)
 
     if (definition.requires.includes('postgres')) {
       it('keeps its store identity across a restart', async () => {
-        service = await bootService(definition, prefix);
+        service = await bootService(definition, prefix, env);
         const first = await service.client.request(describeContract(definition.name), {});
         await service.stop();
-        service = await bootService(definition, prefix);
+        service = await bootService(definition, prefix, env);
         const second = await service.client.request(describeContract(definition.name), {});
         expect(second.stores[0].namespace).toBe(first.stores[0].namespace);
         expect(second.stores[0].namespace).toMatch(/[0-9a-f-]{36}/);
@@ -68,7 +68,7 @@ export function serviceConformance(definition: ServiceDefinition, entry: string)
     }
 
     it('refuses to start on bad configuration, naming the problem', async () => {
-      const child = spawnTs(entry, { HTTP_PORT: 'not-a-port' });
+      const child = spawnTs(entry, { ...env, HTTP_PORT: 'not-a-port' });
       const result = await waitForExit(child, 30_000);
       expect(result.code).toBe(2);
       expect(result.stderr).toContain(`invalid configuration for ${definition.name}`);

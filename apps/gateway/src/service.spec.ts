@@ -1,0 +1,55 @@
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { bootService, serviceConformance, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { gatewayService } from './service';
+
+const tokenDir = fs.mkdtempSync(path.join(os.tmpdir(), 'apphost-gateway-'));
+const env = { AUTH_MODE: 'development', AUTH_DEV_TOKEN_FILE: path.join(tokenDir, 'dev-token') };
+
+serviceConformance(gatewayService, 'apps/gateway/src/main.ts', env);
+
+describe('gateway v1 services view', () => {
+  let gateway: ServiceUnderTest;
+  let base: string;
+
+  beforeAll(async () => {
+    gateway = await bootService(gatewayService, uniquePrefix(), env);
+    base = gateway.running.url!.replace('[::1]', '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    await gateway.stop();
+    fs.rmSync(tokenDir, { recursive: true, force: true });
+  });
+
+  it('requires a bearer token', async () => {
+    const res = await fetch(`${base}/v1/services`);
+    expect(res.status).toBe(401);
+    expect(await res.json()).toEqual({ error: expect.objectContaining({ code: 'UNAUTHENTICATED' }) });
+  });
+
+  it("lists every service's describe, with a typed error for those not running", async () => {
+    const token = fs.readFileSync(env.AUTH_DEV_TOKEN_FILE, 'utf8').trim();
+    const res = await fetch(`${base}/v1/services`, { headers: { authorization: `Bearer ${token}` } });
+    expect(res.status).toBe(200);
+    const { services } = (await res.json()) as { services: { service: string; status: string; error?: { code: string } }[] };
+    expect(services).toHaveLength(7);
+    expect(services.find((s) => s.service === 'gateway')).toMatchObject({ status: 'ok' });
+    // Nothing else is running in this test: each of them is a fast, typed "not executed".
+    for (const s of services.filter((x) => x.service !== 'gateway')) {
+      expect(s).toMatchObject({ status: 'error', error: { code: 'UNAVAILABLE' } });
+    }
+  });
+
+  it('serves an OpenAPI document that covers every route it serves', async () => {
+    const res = await fetch(`${base}/v1/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
+    expect(doc.openapi).toBe('3.1.0');
+    const app = gateway.running.app as unknown as { getHttpAdapter(): { getInstance(): { router: { stack: { route?: { path: string } }[] } } } };
+    const served = app.getHttpAdapter().getInstance().router.stack.flatMap((layer) => (layer.route ? [layer.route.path] : []));
+    expect(served.length).toBeGreaterThanOrEqual(5);
+    expect(Object.keys(doc.paths).sort()).toEqual([...new Set(served)].sort());
+  });
+});
