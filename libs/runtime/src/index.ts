@@ -9,3 +9,4 @@ export * from './lib/service-app';
 export * from './lib/standalone';
 export * from './lib/version';
 export * from './lib/stores';
+export * from './lib/fault-points';

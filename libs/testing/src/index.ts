@@ -3,3 +3,4 @@ export * from './lib/pg-cleanup';
 export * from './lib/processes';
 export * from './lib/service-harness';
 export * from './lib/service-conformance';
+export * from './lib/postgres-targets';

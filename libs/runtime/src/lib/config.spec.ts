@@ -1,0 +1,27 @@
+import { ConfigError, parseCommonConfig } from './config';
+
+describe('common service configuration', () => {
+  it('applies defaults and derives an instance id that is a single subject token', () => {
+    const config = parseCommonConfig('lifecycle-store', {});
+    expect(config).toMatchObject({ HTTP_HOST: '0.0.0.0', HTTP_PORT: 3000, LOG_LEVEL: 'info', BUS_TIMEOUT_MS: 5000, SHUTDOWN_GRACE_MS: 10000, DATABASE_SCHEMA_PREFIX: '' });
+    expect(config.INSTANCE_ID).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+  });
+
+  it('coerces numbers from the environment and keeps a given instance id', () => {
+    const config = parseCommonConfig('gateway', { HTTP_PORT: '8081', BUS_TIMEOUT_MS: '250', INSTANCE_ID: 'pod-7' });
+    expect(config).toMatchObject({ HTTP_PORT: 8081, BUS_TIMEOUT_MS: 250, INSTANCE_ID: 'pod-7' });
+  });
+
+  it('lists every problem at once, naming each variable', () => {
+    const parse = () =>
+      parseCommonConfig('export-audit', { HTTP_PORT: '70000', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', INSTANCE_ID: 'a.b', DATABASE_SCHEMA_PREFIX: 'Bad-Prefix' });
+    expect(parse).toThrow(ConfigError);
+    try {
+      parse();
+    } catch (error) {
+      const problems = (error as ConfigError).problems.join('\n');
+      for (const name of ['HTTP_PORT', 'DATABASE_URL', 'LOG_LEVEL', 'INSTANCE_ID', 'DATABASE_SCHEMA_PREFIX']) expect(problems).toContain(name);
+      expect((error as ConfigError).message).toMatch(/^invalid configuration for export-audit/);
+    }
+  });
+});

@@ -1,0 +1,35 @@
+/**
+ * Named crash points compiled into production code paths, armed only by tests: a test arms a point, the code
+ * path calls `await faults.hit('after-commit')`, and the armed action runs there (throw an `InjectedFault` to
+ * model a process dying at that instant, or await a latch to hold a race open). Unarmed, `hit` costs one Map lookup.
+ */
+export class InjectedFault extends Error {
+  override name = 'InjectedFault';
+  constructor(readonly point: string) {
+    super(`injected fault at ${point}`);
+  }
+}
+
+export type FaultAction = 'throw' | (() => Promise<void> | void);
+
+export class FaultPoints<P extends string = string> {
+  private readonly armed = new Map<P, { action: FaultAction; remaining: number }>();
+
+  /** Arms `point` for the next `times` hits (default once). */
+  arm(point: P, action: FaultAction = 'throw', times = 1): void {
+    this.armed.set(point, { action, remaining: times });
+  }
+
+  disarm(point?: P): void {
+    if (point === undefined) this.armed.clear();
+    else this.armed.delete(point);
+  }
+
+  async hit(point: P): Promise<void> {
+    const entry = this.armed.get(point);
+    if (!entry) return;
+    if (--entry.remaining <= 0) this.armed.delete(point);
+    if (entry.action === 'throw') throw new InjectedFault(point);
+    await entry.action();
+  }
+}

@@ -1,0 +1,57 @@
+import { InProcessTransport } from '@apphost/bus';
+import type { StoreReport } from '@apphost/contracts';
+import { parseCommonConfig } from './config';
+import { ReadinessService } from './readiness';
+import { ServiceMetrics } from './metrics';
+import type { ServiceContext, StoreHandle } from './service-definition';
+import pino from 'pino';
+
+function store(report: () => Promise<StoreReport>): StoreHandle {
+  return { report, close: async () => undefined };
+}
+
+function contextWith(transport: InProcessTransport): ServiceContext {
+  return {
+    service: 'sealed-result-store',
+    config: parseCommonConfig('sealed-result-store', {}),
+    env: {},
+    transport,
+    logger: pino({ level: 'silent' }),
+    metrics: new ServiceMetrics('sealed-result-store', { processMetrics: false }),
+  };
+}
+
+describe('ReadinessService', () => {
+  it('is ready when the bus is connected and every store answers ready', async () => {
+    const readiness = new ReadinessService(contextWith(new InProcessTransport()), [store(async () => ({ kind: 'postgres', name: 'db', ready: true }))]);
+    await expect(readiness.check()).resolves.toMatchObject({ ready: true, bus: true });
+  });
+
+  it('is not ready when a store reports not ready, or fails to report at all', async () => {
+    const notReady = new ReadinessService(contextWith(new InProcessTransport()), [store(async () => ({ kind: 'redis', name: 'r', ready: false }))]);
+    await expect(notReady.check()).resolves.toMatchObject({ ready: false, bus: true });
+    const failing = new ReadinessService(contextWith(new InProcessTransport()), [store(() => Promise.reject(new Error('connection reset')))]);
+    const result = await failing.check();
+    expect(result.ready).toBe(false);
+    expect(result.stores[0].ready).toBe(false);
+  });
+
+  it('is not ready when the bus is closed', async () => {
+    const transport = new InProcessTransport();
+    await transport.close();
+    await expect(new ReadinessService(contextWith(transport), []).check()).resolves.toMatchObject({ ready: false, bus: false });
+  });
+});
+
+describe('ServiceMetrics', () => {
+  it('exposes bus outcomes by subject and code in the Prometheus format', async () => {
+    const metrics = new ServiceMetrics('gateway', { processMetrics: false });
+    metrics.bus.observeHandled('apphost.gateway.describe.v1', 'OK', 0.002);
+    metrics.bus.observeRequested('apphost.lifecycle-store.describe.v1', 'UNAVAILABLE', 0.001);
+    metrics.observeHttp('GET', '/healthz', 200, 0.001);
+    const text = await metrics.registry.metrics();
+    expect(text).toContain('apphost_bus_handled_total{subject="apphost.gateway.describe.v1",code="OK",service="gateway"} 1');
+    expect(text).toContain('apphost_bus_requested_total{subject="apphost.lifecycle-store.describe.v1",code="UNAVAILABLE",service="gateway"} 1');
+    expect(text).toContain('apphost_http_requests_total{method="GET",route="/healthz",status="200",service="gateway"} 1');
+  });
+});
