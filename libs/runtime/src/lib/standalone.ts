@@ -19,7 +19,13 @@ export async function runStandalone(definition: ServiceDefinition, env: Record<s
     process.exit(2);
   }
   const logger = createLogger(definition.name, config.INSTANCE_ID, config.LOG_LEVEL);
-  const transport = await NatsTransport.connect({ servers: config.NATS_URL.split(','), name: `${definition.name}/${config.INSTANCE_ID}` });
+  let transport: NatsTransport;
+  try {
+    transport = await NatsTransport.connect({ servers: config.NATS_URL.split(','), name: `${definition.name}/${config.INSTANCE_ID}` });
+  } catch (error) {
+    logger.fatal({ err: error }, 'cannot connect to NATS');
+    process.exit(1);
+  }
   let running;
   try {
     running = await startService(definition, { env: { ...env, INSTANCE_ID: config.INSTANCE_ID }, transport, http: true, processMetrics: true, logger });
