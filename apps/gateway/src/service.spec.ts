@@ -23,6 +23,13 @@ describe('gateway v1 services view', () => {
     fs.rmSync(tokenDir, { recursive: true, force: true });
   });
 
+  it('echoes a safe caller correlation id on every response, and replaces an unsafe one', async () => {
+    const kept = await fetch(`${base}/healthz`, { headers: { 'x-correlation-id': 'trace-42' } });
+    expect(kept.headers.get('x-correlation-id')).toBe('trace-42');
+    const replaced = await fetch(`${base}/healthz`, { headers: { 'x-correlation-id': 'bad id\twith tab' } });
+    expect(replaced.headers.get('x-correlation-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
   it('requires a bearer token', async () => {
     const res = await fetch(`${base}/v1/services`);
     expect(res.status).toBe(401);

@@ -10,3 +10,4 @@ export * from './lib/standalone';
 export * from './lib/version';
 export * from './lib/stores';
 export * from './lib/fault-points';
+export * from './lib/correlation';

@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { BusModule, type BusTransport } from '@apphost/bus';
 import type { ServiceName } from '@apphost/contracts';
 import { ConfigError, parseCommonConfig } from './config';
+import { correlationMiddleware } from './correlation';
 import { DescribeRegistrar } from './describe.registrar';
 import { httpMetricsMiddleware } from './http-metrics.middleware';
 import { createLogger, PinoNestLogger, type Logger } from './logger';
@@ -51,7 +52,7 @@ export async function startService(definition: ServiceDefinition, options: HostO
     let app: INestApplicationContext;
     if (options.http) {
       const httpApp = await NestFactory.create(root, { logger: nestLogger, abortOnError: false });
-      httpApp.use(httpMetricsMiddleware(context.metrics));
+      httpApp.use(correlationMiddleware(), httpMetricsMiddleware(context.metrics));
       definition.configureHttp?.(httpApp, context);
       await httpApp.listen(config.HTTP_PORT, config.HTTP_HOST);
       url = await httpApp.getUrl();
