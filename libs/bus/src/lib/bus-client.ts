@@ -98,14 +98,20 @@ function encodePayload(payload: unknown): Uint8Array {
 }
 
 function unwrapReply(bytes: Uint8Array, subject: string): unknown {
-  let reply;
+  let decoded: unknown;
   try {
-    reply = replySchema.parse(decodeJson(bytes));
+    decoded = decodeJson(bytes);
   } catch {
     throw new AppHostError('INTERNAL', `malformed reply on ${subject}`);
   }
-  if (!reply.ok) throw AppHostError.fromEnvelope(reply.error);
-  return reply.data;
+  // The success path is checked by hand (the contract's response schema validates `data` next); only the
+  // error branch needs the full envelope schema.
+  if (typeof decoded === 'object' && decoded !== null && (decoded as { ok?: unknown }).ok === true && 'data' in decoded) {
+    return (decoded as { data: unknown }).data;
+  }
+  const reply = replySchema.safeParse(decoded);
+  if (!reply.success || reply.data.ok) throw new AppHostError('INTERNAL', `malformed reply on ${subject}`);
+  throw AppHostError.fromEnvelope(reply.data.error);
 }
 
 function transportFailure(error: unknown, subject: string, timeoutMs: number, correlationId: string): AppHostError {

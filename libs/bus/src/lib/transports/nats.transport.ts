@@ -31,6 +31,9 @@ export class NatsTransport implements BusTransport {
       name: options.name,
       maxReconnectAttempts: -1,
       reconnectTimeWait: 500,
+      // The client otherwise captures up to three stack traces per request; every NatsError is replaced by a
+      // typed AppHostError (without a stack) anyway. Measured: about 0.67x -> 0.9x of raw throughput at 64 in flight.
+      noAsyncTraces: true,
     });
     return new NatsTransport(nc, options.maxPayloadBytes);
   }
@@ -71,7 +74,7 @@ export class NatsTransport implements BusTransport {
 
 function toNatsHeaders(values: Record<string, string>): MsgHdrs {
   const h = natsHeaders();
-  for (const [k, v] of Object.entries(values)) h.set(k, v);
+  for (const key in values) h.set(key, values[key]);
   return h;
 }
 

@@ -1,0 +1,59 @@
+import { performance } from 'node:perf_hooks';
+
+/** One measured run of `total` calls with `inflight` of them outstanding at any time. */
+export interface Measurement {
+  total: number;
+  ops_s: number;
+  p50_ms: number;
+  p99_ms: number;
+}
+
+/**
+ * Closed-loop load: `inflight` workers each issue the next call as soon as their previous one returns, until
+ * `total` calls have been made. The first failing call stops every worker and rejects.
+ */
+export async function runLoad(call: () => Promise<unknown>, total: number, inflight: number): Promise<Measurement> {
+  const latencies = new Float64Array(total);
+  let issued = 0;
+  let failed = false;
+  const worker = async (): Promise<void> => {
+    while (!failed && issued < total) {
+      const i = issued++;
+      const t0 = performance.now();
+      try {
+        await call();
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+      latencies[i] = performance.now() - t0;
+    }
+  };
+  const started = performance.now();
+  await Promise.all(Array.from({ length: Math.min(inflight, total) }, worker));
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort();
+  return { total, ops_s: total / seconds, p50_ms: percentile(latencies, 0.5), p99_ms: percentile(latencies, 0.99) };
+}
+
+/** Nearest-rank percentile of an ascending array. */
+export function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
+}
+
+/** The round with the median throughput (the lower middle one for an even count). */
+export function medianRound(rounds: Measurement[]): Measurement {
+  const byOps = [...rounds].sort((a, b) => a.ops_s - b.ops_s);
+  return byOps[Math.floor((byOps.length - 1) / 2)];
+}
+
+export function positiveIntEnv(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer (got ${JSON.stringify(raw)})`);
+  return value;
+}
+
+export const round3 = (n: number): number => Math.round(n * 1000) / 1000;
