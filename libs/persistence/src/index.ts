@@ -2,7 +2,7 @@ export { openServiceDatabase, type ServiceDatabase, type StoreIdentity } from '.
 export type { OpenServiceDatabaseOptions, MigrationClass, EntityTarget, PersistenceLogger } from './lib/options';
 export { STORE_IDENTITY_MIGRATION } from './lib/store-identity.migration';
 export { advisoryLockKey } from './lib/advisory-lock';
-export { redactUrl, redactText } from './lib/redact';
+export { redactUrl, redactText } from '@apphost/redact';
 export {
   startEmbeddedPostgres,
   embeddedPasswordFile,

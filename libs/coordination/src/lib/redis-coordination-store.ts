@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { AppHostError, type StoreReport } from '@apphost/contracts';
 import type { CoordinationStore } from './coordination-store';
-import { redactText, redactUrl, secretsOf } from './redact';
+import { redactText, redactUrl, secretsOf } from '@apphost/redact';
 import { checkKey, checkKeyPrefix, checkName, checkTtl, checkValue, notAnInteger, unavailable } from './validation';
 
 export interface CoordinationLogger {

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { advisoryLockKey, withAdvisoryLock } from './advisory-lock';
 import { parseOpenOptions, type OpenServiceDatabaseOptions } from './options';
-import { redactText, redactUrl, secretsOf } from './redact';
+import { redactText, redactUrl, secretsOf } from '@apphost/redact';
 import { storeIdentityMigration } from './store-identity.migration';
 import { typeormLogger } from './typeorm-logger';
 

@@ -1,6 +1,6 @@
 import type { Logger } from 'typeorm';
 import type { PersistenceLogger } from './options';
-import { redactText } from './redact';
+import { redactText } from '@apphost/redact';
 
 /**
  * Routes TypeORM's own output (migration progress, pool warnings) to the service logger instead of the

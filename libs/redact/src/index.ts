@@ -1,0 +1,1 @@
+export { redactUrl, redactText, secretsOf } from './lib/redact';
