@@ -16,7 +16,6 @@ const planeConfigSchema = z.object({
 export type PlaneConfig = z.infer<typeof planeConfigSchema> & { home: string };
 
 export function parsePlaneConfig(env: Record<string, string | undefined>): PlaneConfig {
-  const nonEmpty = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const config = parseConfig('apphost plane', planeConfigSchema, nonEmpty);
+  const config = parseConfig('apphost plane', planeConfigSchema, env);
   return { ...config, home: path.resolve(config.APPHOST_HOME) };
 }

@@ -12,6 +12,10 @@ describe('common service configuration', () => {
     expect(config).toMatchObject({ HTTP_PORT: 8081, BUS_TIMEOUT_MS: 250, INSTANCE_ID: 'pod-7' });
   });
 
+  it('treats an empty variable as unset', () => {
+    expect(parseCommonConfig('gateway', { DATABASE_SCHEMA_PREFIX: '', HTTP_PORT: '', DATABASE_URL: '' })).toMatchObject({ DATABASE_SCHEMA_PREFIX: '', HTTP_PORT: 3000 });
+  });
+
   it('lists every problem at once, naming each variable', () => {
     const parse = () =>
       parseCommonConfig('export-audit', { HTTP_PORT: '70000', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', INSTANCE_ID: 'a.b', DATABASE_SCHEMA_PREFIX: 'Bad-Prefix' });

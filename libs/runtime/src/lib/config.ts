@@ -42,8 +42,13 @@ export const commonConfigSchema = z.object({
 });
 export type CommonConfig = z.infer<typeof commonConfigSchema> & { INSTANCE_ID: string };
 
+/** An empty variable means "unset", as in most deployment tooling. */
+export function withoutEmpty(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+}
+
 export function parseConfig<S extends z.ZodType>(service: string, schema: S, env: Record<string, string | undefined>): z.output<S> {
-  const result = schema.safeParse(env);
+  const result = schema.safeParse(withoutEmpty(env));
   if (result.success) return result.data;
   throw new ConfigError(
     service,

@@ -2,7 +2,7 @@ import { Module, type DynamicModule, type INestApplicationContext, type Type } f
 import { NestFactory } from '@nestjs/core';
 import { BusModule, type BusTransport } from '@apphost/bus';
 import type { ServiceName } from '@apphost/contracts';
-import { ConfigError, parseCommonConfig } from './config';
+import { ConfigError, parseCommonConfig, withoutEmpty } from './config';
 import { correlationMiddleware } from './correlation';
 import { DescribeRegistrar } from './describe.registrar';
 import { httpMetricsMiddleware } from './http-metrics.middleware';
@@ -34,7 +34,7 @@ export interface RunningService {
 
 /** Builds, wires and starts one service on a given transport. Stores open first, so a bad store fails startup. */
 export async function startService(definition: ServiceDefinition, options: HostOptions): Promise<RunningService> {
-  const config = parseCommonConfig(definition.name, { HTTP_PORT: definition.defaultHttpPort?.toString(), ...stripEmpty(options.env) });
+  const config = parseCommonConfig(definition.name, { HTTP_PORT: definition.defaultHttpPort?.toString(), ...withoutEmpty(options.env) });
   const logger = options.logger?.child({ service: definition.name }) ?? createLogger(definition.name, config.INSTANCE_ID, config.LOG_LEVEL);
   const context: ServiceContext = {
     service: definition.name,
@@ -115,10 +115,6 @@ async function closeStores(stores: StoreHandle[], logger: Logger): Promise<void>
   }
 }
 
-/** An empty variable means "unset", as in most deployment tooling. */
-function stripEmpty(env: Record<string, string | undefined>): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-}
 
 export function requireStores(definition: ServiceDefinition, config: { DATABASE_URL?: string; REDIS_URL?: string }): void {
   const problems: string[] = [];
