@@ -1,8 +1,22 @@
-import { openPostgresStore, type ServiceDefinition } from '@apphost/runtime';
+import type { ServiceDefinition } from '@apphost/runtime';
+import { parseSealedConfig } from './sealed/sealed.config';
+import { SealedModule } from './sealed/sealed.module';
+import { SealedStore } from './sealed/sealed-store';
 
-/** sealed-result-store as a deployable unit: its own PostgreSQL schema `sealed_result_store`; domain operations arrive in their own issues. */
+/**
+ * sealed-result-store as a deployable unit: confidential sealed envelopes in its own PostgreSQL schema
+ * `sealed_result_store` (see README.md for the state machine, recovery and limits).
+ */
 export const sealedResultStoreService: ServiceDefinition = {
   name: 'sealed-result-store',
   requires: ['postgres'],
-  openStores: async (context) => [await openPostgresStore(context, { schema: 'sealed_result_store', migrations: [] })],
+  openStores: async (context) => {
+    parseSealedConfig(context.env); // bad settings stop startup before the store opens
+    return [await SealedStore.open(context)];
+  },
+  imports: (context, stores) => {
+    const store = stores[0];
+    if (!(store instanceof SealedStore)) throw new Error('sealed-result-store: its PostgreSQL store is not open');
+    return [SealedModule.register(store, parseSealedConfig(context.env))];
+  },
 };

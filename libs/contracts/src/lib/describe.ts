@@ -12,6 +12,8 @@ export const storeReportSchema = z.object({
   namespace: z.string().optional(),
   createdAt: z.string().optional(),
   migrations: z.array(z.string()).optional(),
+  /** For stores with a persisted format revision (the sealed-result store): callers pin namespace + revision. */
+  revision: z.string().optional(),
 });
 export type StoreReport = z.infer<typeof storeReportSchema>;
 

@@ -1,0 +1,306 @@
+import { randomBytes } from 'node:crypto';
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { canonicalize } from '@apphost/canonical-json';
+import {
+  AppHostError,
+  invalidArgument,
+  SEALED_ENVELOPE_SCHEMA_VERSION,
+  sealedEnvelopeSchema,
+  type ExpectedStore,
+  type SealedCreateBeginRequest,
+  type SealedCreateBeginResponse,
+  type SealedCreateChunkRequest,
+  type SealedCreateFinishRequest,
+  type SealedCreateRequest,
+  type SealedCreateResponse,
+  type SealedCreateScope,
+  type SealedCommitResponse,
+  type SealedEnvelope,
+  type SealedReadChunkResponse,
+  type SealedRecordKey,
+  type SealedResolveResponse,
+  type SessionKey,
+} from '@apphost/contracts';
+import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
+import { assembleChunks, chunkCountOf, decodeChunk, encodeChunk, parseAssembledJson, sliceChunk } from './chunked-transfer';
+import type { SealedConfig } from './sealed.config';
+import { chunkDigest, chunkDigests, sameDigest, sealedDigest } from './sealed-digest';
+import { SealedFaults } from './sealed-faults';
+import { SealedRecordsRepository, type ExistingRecord, type RecordKeyParams } from './sealed-records.repository';
+import type { SealedStore } from './sealed-store';
+import { SEALED_CONFIG, SEALED_STORE } from './sealed.tokens';
+
+/** One message for every "no such record under this key": absent, swapped, foreign and collected look the same. */
+export const SEALED_NOT_FOUND_MESSAGE = 'no sealed record matches this key';
+
+const notFound = () => new AppHostError('NOT_FOUND', SEALED_NOT_FOUND_MESSAGE);
+const stale = (incarnation: number) =>
+  new AppHostError('FAILED_PRECONDITION', `incarnation ${incarnation} of this session is no longer live`, { details: { reason: 'STALE_INCARNATION', incarnation } });
+const dataLoss = () =>
+  new AppHostError('DATA_LOSS', 'the sealed record failed digest verification; nothing was released', { details: { reason: 'DIGEST_MISMATCH' } });
+const uploadNotFound = () => new AppHostError('NOT_FOUND', 'no live upload with this id', { details: { reason: 'UPLOAD_NOT_FOUND' } });
+
+/**
+ * The sealed-result store's domain: immutable create keyed by operation instance, PENDING → COMMITTED,
+ * full-key resolve with digest verification, guarded GC, incarnation fencing and the deletion cascade.
+ * Digests never leave this class except into the repository.
+ */
+@Injectable()
+export class SealedResultService implements OnModuleInit, OnModuleDestroy {
+  readonly repository: SealedRecordsRepository;
+  private gcTimer: NodeJS.Timeout | undefined;
+  private gcRunning = false;
+
+  constructor(
+    @Inject(SEALED_STORE) private readonly store: SealedStore,
+    @Inject(SEALED_CONFIG) readonly config: SealedConfig,
+    readonly faults: SealedFaults,
+    @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
+  ) {
+    this.repository = new SealedRecordsRepository(store.pool);
+  }
+
+  onModuleInit(): void {
+    if (this.config.gcIntervalMs > 0) {
+      this.gcTimer = setInterval(() => void this.backgroundGc(), this.config.gcIntervalMs);
+      this.gcTimer.unref();
+    }
+  }
+
+  onModuleDestroy(): void {
+    clearInterval(this.gcTimer);
+  }
+
+  /** Persistence compatibility: an expected namespace/revision other than this store's is refused before any I/O. */
+  checkStore(expected: ExpectedStore | undefined): void {
+    if (!expected) return;
+    if (expected.namespace !== this.store.namespace || expected.revision !== this.store.revision) {
+      throw new AppHostError('FAILED_PRECONDITION', 'this sealed store is not the store the caller expects (namespace or revision differ)', {
+        details: { reason: 'STORE_MISMATCH', namespace: this.store.namespace, revision: this.store.revision },
+      });
+    }
+  }
+
+  async create(request: SealedCreateRequest): Promise<SealedCreateResponse> {
+    this.checkStore(request.expectedStore);
+    return this.seal(request.scope, request.operationInstanceId, request.envelope, request.pendingTtlMs);
+  }
+
+  async beginUpload(request: SealedCreateBeginRequest): Promise<SealedCreateBeginResponse> {
+    this.checkStore(request.expectedStore);
+    const { chunkBytes, maxBytes } = this.config;
+    if (request.totalBytes > maxBytes) {
+      throw new AppHostError('PAYLOAD_TOO_LARGE', `an envelope of ${request.totalBytes} bytes exceeds the store limit of ${maxBytes}`, {
+        details: { reason: 'max-bytes', bytes: request.totalBytes, limit: maxBytes },
+      });
+    }
+    const uploadId = randomBytes(16).toString('base64url');
+    const chunkCount = chunkCountOf(request.totalBytes, chunkBytes);
+    const opened = await this.repository.beginUpload(
+      {
+        uploadId,
+        operationInstanceId: request.operationInstanceId,
+        session: request.scope.session,
+        incarnation: request.scope.incarnation,
+        functionCallId: request.scope.functionCallId,
+        totalBytes: request.totalBytes,
+        chunkBytes,
+        chunkCount,
+        pendingTtlMs: request.pendingTtlMs ?? this.config.pendingTtlMs,
+      },
+      this.config.uploadTtlMs,
+    );
+    if (!opened) throw stale(request.scope.incarnation);
+    return { uploadId, chunkBytes, chunkCount, expiresAt: opened.expiresAt.toISOString() };
+  }
+
+  async putChunk(request: SealedCreateChunkRequest): Promise<{ uploadId: string; index: number }> {
+    this.checkStore(request.expectedStore);
+    const data = decodeChunk(request.data);
+    const reply = { uploadId: request.uploadId, index: request.index };
+    if (await this.repository.putChunk(request.uploadId, request.index, data)) {
+      await this.faults.hit('chunk:after-write');
+      return reply;
+    }
+    const why = await this.repository.diagnoseChunk(request.uploadId, request.index, data);
+    if (!why || !why.live) throw uploadNotFound();
+    if (request.index >= why.chunkCount) {
+      throw new AppHostError('INVALID_ARGUMENT', `chunk ${request.index} is outside this upload (${why.chunkCount} chunks)`, {
+        details: { reason: 'CHUNK_OUT_OF_RANGE', chunkCount: why.chunkCount },
+      });
+    }
+    if (why.staged) {
+      if (why.same) return reply; // an idempotent repeat
+      throw new AppHostError('CONFLICT', `chunk ${request.index} was already staged with other bytes`, { details: { reason: 'CHUNK_CONFLICT' } });
+    }
+    throw new AppHostError('INVALID_ARGUMENT', `chunk ${request.index} must be ${why.expectedBytes} bytes, got ${data.length}`, {
+      details: { reason: 'CHUNK_SIZE', expectedBytes: why.expectedBytes },
+    });
+  }
+
+  async finishUpload(request: SealedCreateFinishRequest): Promise<SealedCreateResponse> {
+    this.checkStore(request.expectedStore);
+    const loaded = await this.repository.loadUpload(request.uploadId);
+    if (!loaded) throw uploadNotFound();
+    const { upload, chunks } = loaded;
+    const bytes = assembleChunks(chunks, upload.totalBytes, upload.chunkBytes);
+    const parsed = sealedEnvelopeSchema.safeParse(parseAssembledJson(bytes));
+    if (!parsed.success) throw invalidArgument('the uploaded envelope', parsed.error);
+    const scope: SealedCreateScope = { session: upload.session, incarnation: upload.incarnation, functionCallId: upload.functionCallId };
+    const created = await this.seal(scope, upload.operationInstanceId, parsed.data, upload.pendingTtlMs);
+    await this.repository.deleteUpload(upload.uploadId);
+    return created;
+  }
+
+  async commit(key: SealedRecordKey, expected: ExpectedStore | undefined): Promise<SealedCommitResponse> {
+    this.checkStore(expected);
+    await this.faults.hit('commit:before-write');
+    const params = keyParams(key);
+    const committed = await this.repository.commit(params);
+    if (!committed) {
+      const why = await this.repository.diagnoseCommit(params);
+      if (why.minLive !== null && why.minLive > key.incarnation) throw stale(key.incarnation);
+      if (why.state === 'COMMITTED' && why.eventId !== key.eventId) {
+        throw new AppHostError('CONFLICT', 'the record is already committed to another event', { details: { reason: 'EVENT_CONFLICT' } });
+      }
+      throw notFound();
+    }
+    await this.faults.hit('commit:after-write');
+    return { ref: { recordId: key.recordId, schemaVersion: committed.schemaVersion }, state: 'COMMITTED', eventId: key.eventId };
+  }
+
+  async resolve(key: SealedRecordKey, expected: ExpectedStore | undefined): Promise<SealedResolveResponse> {
+    this.checkStore(expected);
+    const params = keyParams(key);
+    const found = await this.repository.findForResolve(params);
+    if (found.minLive !== null && found.minLive > key.incarnation) throw stale(key.incarnation);
+    const record = found.record;
+    if (!record) throw notFound();
+    // Crash-after-append recovery: the caller resolved the appended event, so it names the event this PENDING
+    // record belongs to; the lookup bound it with commit's guarded UPDATE (GC cannot collect it afterwards).
+    if (record.state === 'PENDING' && !record.bound) throw notFound();
+    if (record.body.length !== record.sizeBytes || !sameDigest(sealedDigest(record.body), record.digest)) {
+      this.context.logger.error({ recordId: key.recordId, reason: 'DIGEST_MISMATCH' }, 'sealed record failed verification');
+      throw dataLoss();
+    }
+    await this.faults.hit('resolve:before-release');
+    const ref = { recordId: key.recordId, schemaVersion: record.schemaVersion };
+    if (record.sizeBytes <= this.config.inlineMaxBytes) {
+      return { transfer: 'inline', ref, envelope: JSON.parse(record.body.toString('utf8')) as SealedEnvelope };
+    }
+    return {
+      transfer: 'chunked',
+      ref,
+      totalBytes: record.sizeBytes,
+      chunkBytes: record.chunkBytes,
+      chunkCount: chunkCountOf(record.sizeBytes, record.chunkBytes),
+      first: encodeChunk(sliceChunk(record.body, record.chunkBytes, 0)),
+    };
+  }
+
+  async readChunk(key: SealedRecordKey, index: number, expected: ExpectedStore | undefined): Promise<SealedReadChunkResponse> {
+    this.checkStore(expected);
+    const found = await this.repository.readChunk(keyParams(key), index);
+    if (found.minLive !== null && found.minLive > key.incarnation) throw stale(key.incarnation);
+    const record = found.record;
+    if (!record) throw notFound();
+    if (!record.part || !record.chunkDigest) {
+      const chunkCount = chunkCountOf(record.sizeBytes, record.chunkBytes);
+      throw new AppHostError('INVALID_ARGUMENT', `chunk ${index} is outside this record (${chunkCount} chunks)`, { details: { reason: 'CHUNK_OUT_OF_RANGE', chunkCount } });
+    }
+    if (!sameDigest(chunkDigest(record.part), record.chunkDigest)) {
+      this.context.logger.error({ recordId: key.recordId, chunk: index, reason: 'DIGEST_MISMATCH' }, 'sealed record chunk failed verification');
+      throw dataLoss();
+    }
+    return { index, data: encodeChunk(record.part) };
+  }
+
+  async gc(limit = this.config.gcBatch): Promise<{ deletedRecords: number; deletedUploads: number }> {
+    await this.faults.hit('gc:before-delete');
+    const deletedRecords = await this.repository.collectExpired(limit);
+    const deletedUploads = await this.repository.collectExpiredUploads(limit);
+    if (deletedRecords || deletedUploads) this.context.logger.info({ deletedRecords, deletedUploads }, 'sealed store GC');
+    return { deletedRecords, deletedUploads };
+  }
+
+  async purge(session: SessionKey, incarnation: number): Promise<{ done: true; deletedRecords: number }> {
+    const deleted = await this.repository.purge(session, incarnation);
+    this.context.logger.info({ incarnation, deletedRecords: deleted.records, deletedUploads: deleted.uploads }, 'sealed records purged for a deleted incarnation');
+    return { done: true, deletedRecords: deleted.records };
+  }
+
+  async revoke(session: SessionKey, incarnation: number): Promise<{ done: true }> {
+    await this.repository.fence(session, incarnation);
+    return { done: true };
+  }
+
+  /**
+   * The shared create path (inline and chunked): validate and canonicalize before any write, then the immutable
+   * insert; on an existing operation instance compare scope and digest in a second statement.
+   */
+  private async seal(scope: SealedCreateScope, operationInstanceId: string, envelope: SealedEnvelope, pendingTtlMs: number | undefined): Promise<SealedCreateResponse> {
+    if (envelope.refresh.correlation.functionCallId !== scope.functionCallId) {
+      throw new AppHostError('INVALID_ARGUMENT', 'the refresh record belongs to another function call than the scope', { details: { reason: 'CORRELATION_MISMATCH' } });
+    }
+    const body = Buffer.from(canonicalize(envelope, { maxBytes: this.config.maxBytes, maxDepth: this.config.maxDepth }), 'utf8');
+    const digest = sealedDigest(body);
+    const record = {
+      recordId: randomBytes(16).toString('base64url'),
+      operationInstanceId,
+      session: scope.session,
+      incarnation: scope.incarnation,
+      functionCallId: scope.functionCallId,
+      schemaVersion: SEALED_ENVELOPE_SCHEMA_VERSION,
+      digest,
+      chunkBytes: this.config.chunkBytes,
+      chunkDigests: chunkDigests(body, this.config.chunkBytes),
+      body,
+      pendingTtlMs: pendingTtlMs ?? this.config.pendingTtlMs,
+    };
+    // A winner deleted (GC, purge) between our conflict and the read-back is rare; insert again a bounded number of times.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const outcome = await this.repository.insertRecord(record);
+      if (outcome.kind === 'inserted') {
+        await this.faults.hit('create:after-store-write');
+        return { ref: { recordId: record.recordId, schemaVersion: record.schemaVersion }, state: 'PENDING', created: true };
+      }
+      if (outcome.kind === 'stale') throw stale(scope.incarnation);
+      const existing = await this.repository.findByOperationInstance(operationInstanceId);
+      if (!existing) continue;
+      if (!sameScope(existing, scope) || existing.schemaVersion !== record.schemaVersion || !sameDigest(existing.digest, digest)) {
+        throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', { details: { reason: 'OPERATION_INSTANCE_CONFLICT' } });
+      }
+      return { ref: { recordId: existing.recordId, schemaVersion: existing.schemaVersion }, state: existing.state, created: false };
+    }
+    throw new AppHostError('UNAVAILABLE', 'the operation instance kept changing under a concurrent collector; retry', { retryable: true });
+  }
+
+  private async backgroundGc(): Promise<void> {
+    if (this.gcRunning) return;
+    this.gcRunning = true;
+    try {
+      await this.gc();
+    } catch (err) {
+      this.context.logger.warn({ err }, 'sealed store GC pass failed; the next one retries');
+    } finally {
+      this.gcRunning = false;
+    }
+  }
+}
+
+function keyParams(key: SealedRecordKey): RecordKeyParams {
+  return { session: key.session, incarnation: key.incarnation, functionCallId: key.functionCallId, recordId: key.recordId, eventId: key.eventId };
+}
+
+function sameScope(existing: ExistingRecord, scope: SealedCreateScope): boolean {
+  const a = existing.session;
+  const b = scope.session;
+  return (
+    a.tenant === b.tenant &&
+    a.appName === b.appName &&
+    a.userId === b.userId &&
+    a.sessionId === b.sessionId &&
+    existing.incarnation === scope.incarnation &&
+    existing.functionCallId === scope.functionCallId
+  );
+}

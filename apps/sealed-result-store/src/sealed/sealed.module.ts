@@ -1,0 +1,24 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import type { SealedConfig } from './sealed.config';
+import { SealedFaults } from './sealed-faults';
+import { SealedResultHandlers } from './sealed-result.handlers';
+import { SealedResultService } from './sealed-result.service';
+import type { SealedStore } from './sealed-store';
+import { SEALED_CONFIG, SEALED_STORE } from './sealed.tokens';
+
+@Module({})
+export class SealedModule {
+  static register(store: SealedStore, config: SealedConfig): DynamicModule {
+    return {
+      module: SealedModule,
+      providers: [
+        { provide: SEALED_STORE, useValue: store },
+        { provide: SEALED_CONFIG, useValue: config },
+        SealedFaults,
+        SealedResultService,
+        SealedResultHandlers,
+      ],
+      exports: [SealedResultService, SealedFaults],
+    };
+  }
+}

@@ -1,0 +1,237 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { Client, Pool, type PoolClient } from 'pg';
+import { BusClient, NatsTransport } from '@apphost/bus';
+import {
+  LifecycleAppendEvents,
+  LifecycleCreateSession,
+  LifecycleDeleteSession,
+  LifecycleStoreDescribe,
+  type SessionKey,
+} from '@apphost/contracts';
+import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
+
+/**
+ * `npm run bench:lifecycle`: the lifecycle-store through the typed bus (its own process, as deployed) against raw `pg`
+ * doing the same writes with guarded transactions, interleaved round by round in one run, on the same schema:
+ *   - cycle: create (reserve CAS, fenced commit of session row + receipt, receipt-comparing activation) then delete
+ *     (CAS to DELETING, purge of row and events, CAS to DELETED), no cascade participants;
+ *   - append: one event appended to an ACTIVE session (share-locked record, id counter, insert).
+ * JSON lines on stdout: one per variant and level (median round), then the bus/raw ratio per workload and level.
+ */
+const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
+const POOL = 10; // the service's TypeORM pool default; the raw baseline gets the same
+const LEVELS = [
+  { inflight: 1, cycles: positiveIntEnv('BENCH_CYCLES_1', 200), appends: positiveIntEnv('BENCH_APPENDS_1', 1000) },
+  { inflight: 16, cycles: positiveIntEnv('BENCH_CYCLES_16', 1000), appends: positiveIntEnv('BENCH_APPENDS_16', 4000) },
+];
+const TARGET_AT_16 = 0.5;
+const repoRoot = path.resolve(__dirname, '..', '..');
+const KEY = `tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`;
+
+type Variant = 'raw-pg' | 'bus';
+type Workload = 'cycle' | 'append';
+
+async function main(): Promise<void> {
+  const runId = randomBytes(4).toString('hex');
+  const prefix = `b_${runId}_`;
+  const schema = `${prefix}lifecycle_store`;
+  const service = await startService(prefix);
+  const transport = await NatsTransport.connect({ servers: NATS_URL, name: `bench-lifecycle-${runId}` });
+  const pool = new Pool({ connectionString: DATABASE_URL, max: POOL, options: `-c search_path=${schema}` });
+  try {
+    const bus = new BusClient({ transport, defaultTimeoutMs: 30_000 });
+    await waitForService(bus);
+    let n = 0;
+    const nextKey = (): SessionKey => ({ tenant: 'bench', appName: 'bench', userId: 'u', sessionId: `${runId}-${++n}` });
+    const appendTargets = { bus: [] as SessionKey[], raw: [] as SessionKey[] };
+    for (let i = 0; i < 16; i++) {
+      for (const target of [appendTargets.bus, appendTargets.raw]) {
+        const key = nextKey();
+        await bus.request(LifecycleCreateSession, { session: key, creationOperationId: `op-${key.sessionId}` });
+        target.push(key);
+      }
+    }
+    let appendTurn = 0;
+    const event = { author: 'bench', content: { parts: [{ text: 'x'.repeat(64) }] } };
+    const calls: Record<Workload, Record<Variant, () => Promise<unknown>>> = {
+      cycle: {
+        bus: async () => {
+          const key = nextKey();
+          await bus.request(LifecycleCreateSession, { session: key, creationOperationId: `op-${key.sessionId}` });
+          await bus.request(LifecycleDeleteSession, { session: key });
+        },
+        'raw-pg': () => rawCycle(pool, nextKey()),
+      },
+      append: {
+        bus: () => bus.request(LifecycleAppendEvents, { session: appendTargets.bus[appendTurn++ % 16], incarnation: 1, provenance: { path: 'user-turn' }, events: [event] }),
+        'raw-pg': () => rawAppend(pool, appendTargets.raw[appendTurn++ % 16], event),
+      },
+    };
+
+    const lines: object[] = [];
+    const ratios: object[] = [];
+    for (const workload of ['cycle', 'append'] as const) {
+      for (const level of LEVELS) {
+        const total = workload === 'cycle' ? level.cycles : level.appends;
+        for (const v of ['raw-pg', 'bus'] as const) await runLoad(calls[workload][v], Math.ceil(total / 5), level.inflight); // warm-up
+        const rounds: Record<Variant, Measurement[]> = { 'raw-pg': [], bus: [] };
+        for (let r = 1; r <= ROUNDS; r++) {
+          for (const v of ['raw-pg', 'bus'] as const) {
+            const m = await runLoad(calls[workload][v], total, level.inflight);
+            rounds[v].push(m);
+            process.stderr.write(`round ${r}/${ROUNDS} ${workload} inflight=${level.inflight} ${v}: ${Math.round(m.ops_s)} ops/s p99 ${round3(m.p99_ms)} ms\n`);
+          }
+        }
+        const med = { 'raw-pg': medianRound(rounds['raw-pg']), bus: medianRound(rounds.bus) };
+        for (const v of ['raw-pg', 'bus'] as const) {
+          lines.push({ bench: 'lifecycle', workload, variant: v, inflight: level.inflight, total, ops_s: Math.round(med[v].ops_s), p50_ms: round3(med[v].p50_ms), p99_ms: round3(med[v].p99_ms) });
+        }
+        const ratio = med.bus.ops_s / med['raw-pg'].ops_s;
+        ratios.push({
+          bench: 'lifecycle',
+          workload,
+          inflight: level.inflight,
+          ratio_ops: round3(ratio),
+          ...(level.inflight === 16 ? { target: TARGET_AT_16, meets_target: ratio >= TARGET_AT_16 } : {}),
+        });
+      }
+    }
+    for (const line of [...lines, ...ratios]) process.stdout.write(`${JSON.stringify(line)}\n`);
+  } finally {
+    await Promise.allSettled([transport.close(), pool.end()]);
+    await stopService(service);
+    await dropSchema(schema);
+  }
+}
+
+/** The same writes the service makes for create → delete, as hand-written guarded statements and transactions. */
+async function rawCycle(pool: Pool, key: SessionKey): Promise<void> {
+  const k = [key.tenant, key.appName, key.userId, key.sessionId];
+  const op = `op-${key.sessionId}`;
+  const reserved = await pool.query(
+    `WITH rec AS (
+       INSERT INTO lifecycle_records (tenant, app_name, user_id, session_id, incarnation, state, version, creation_operation_id, reserved_at)
+       SELECT $1, $2, $3, $4, 1, 'CREATING', 1, $5, now() WHERE NOT EXISTS (SELECT 1 FROM session_rows WHERE ${KEY})
+       ON CONFLICT DO NOTHING RETURNING *
+     ), fence AS (
+       INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token) SELECT tenant, app_name, user_id, session_id, incarnation FROM rec
+       ON CONFLICT (tenant, app_name, user_id, session_id) DO UPDATE SET fence_token = EXCLUDED.fence_token RETURNING 1
+     ) SELECT version FROM rec`,
+    [...k, op],
+  );
+  if (reserved.rowCount !== 1) throw new Error('raw reserve failed');
+  await inTransaction(pool, async (c) => {
+    const fence = await c.query(`UPDATE session_fences SET updated_at = now() WHERE ${KEY} AND fence_token = $5 RETURNING 1`, [...k, 1]);
+    if (fence.rowCount !== 1) throw new Error('fence retired');
+    await c.query(
+      `INSERT INTO session_rows (tenant, app_name, user_id, session_id, incarnation, creation_operation_id, import_digest, import_count, last_event_id) VALUES ($1, $2, $3, $4, 1, $5, $6, 0, 0)`,
+      [...k, op, 'd'.repeat(64)],
+    );
+  });
+  const active = await pool.query(
+    `UPDATE lifecycle_records r SET state = 'ACTIVE', version = r.version + 1, reserved_at = NULL, updated_at = now() FROM session_rows s
+      WHERE r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4 AND r.state = 'CREATING' AND r.incarnation = 1 AND r.version = 1
+        AND r.creation_operation_id = $5 AND s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.creation_operation_id = $5 AND s.import_digest = $6`,
+    [...k, op, 'd'.repeat(64)],
+  );
+  if (active.rowCount !== 1) throw new Error('raw activate failed');
+  const deleting = await pool.query(
+    `UPDATE lifecycle_records SET state = 'DELETING', version = version + 1, cascade = '{"participants":[],"sessionPurged":false}' WHERE ${KEY} AND state = 'ACTIVE' AND incarnation = 1 AND version = 2`,
+    k,
+  );
+  if (deleting.rowCount !== 1) throw new Error('raw begin-delete failed');
+  await pool.query(
+    `WITH rec AS (UPDATE lifecycle_records SET version = version + 1, cascade = jsonb_set(cascade, '{sessionPurged}', 'true') WHERE ${KEY} AND state = 'DELETING' AND incarnation = 1 AND version = 3 RETURNING *),
+          ev AS (DELETE FROM session_events WHERE ${KEY} AND incarnation <= (SELECT incarnation FROM rec) RETURNING 1),
+          s AS (DELETE FROM session_rows WHERE ${KEY} AND EXISTS (SELECT 1 FROM rec) RETURNING 1)
+     SELECT 1 FROM rec`,
+    k,
+  );
+  const deleted = await pool.query(`UPDATE lifecycle_records SET state = 'DELETED', version = version + 1 WHERE ${KEY} AND state = 'DELETING' AND incarnation = 1 AND version = 4`, k);
+  if (deleted.rowCount !== 1) throw new Error('raw delete failed');
+}
+
+/** One event appended in a guarded transaction: share-lock the ACTIVE record, advance the id counter, insert. */
+async function rawAppend(pool: Pool, key: SessionKey, event: Record<string, unknown>): Promise<void> {
+  const k = [key.tenant, key.appName, key.userId, key.sessionId];
+  await inTransaction(pool, async (c) => {
+    const record = await c.query(`SELECT 1 FROM lifecycle_records WHERE ${KEY} AND state = 'ACTIVE' AND incarnation = 1 FOR SHARE`, k);
+    if (record.rowCount !== 1) throw new Error('not active');
+    const seq = await c.query<{ last_event_id: string }>(`UPDATE session_rows SET last_event_id = last_event_id + 1 WHERE ${KEY} AND incarnation = 1 RETURNING last_event_id`, k);
+    const body = { ...event, audience: null, invocationOrigin: 'user', emitter: 'runner', immediateCaller: null };
+    await c.query(
+      `INSERT INTO session_events (tenant, app_name, user_id, session_id, incarnation, event_id, imported, author, audience, invocation_origin, emitter, immediate_caller, body)
+       VALUES ($1, $2, $3, $4, 1, $5, false, 'bench', NULL, 'user', 'runner', NULL, $6)`,
+      [...k, seq.rows[0].last_event_id, JSON.stringify(body)],
+    );
+  });
+}
+
+async function inTransaction(pool: Pool, work: (c: PoolClient) => Promise<void>): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    try {
+      await work(c);
+      await c.query('COMMIT');
+    } catch (error) {
+      await c.query('ROLLBACK');
+      throw error;
+    }
+  } finally {
+    c.release();
+  }
+}
+
+/** apps/lifecycle-store/src/main.ts in its own process, on the real NATS and PostgreSQL, under a bench-only schema prefix. */
+function startService(prefix: string): ChildProcess {
+  const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'tools/register.cjs'), path.join(repoRoot, 'apps/lifecycle-store/src/main.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, NATS_URL, DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn', LIFECYCLE_CASCADE_PARTICIPANTS: '' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  process.on('exit', () => child.kill('SIGTERM'));
+  return child;
+}
+
+async function waitForService(bus: BusClient): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      const described = await bus.request(LifecycleStoreDescribe, {}, { timeoutMs: 1000 });
+      if (described.stores.every((s) => s.ready)) return;
+    } catch (error) {
+      if (Date.now() > deadline) throw error;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+async function stopService(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+}
+
+async function dropSchema(schema: string): Promise<void> {
+  const client = new Client({ connectionString: DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+  } finally {
+    await client.end();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench:lifecycle failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,168 @@
+import 'reflect-metadata';
+import { randomBytes } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import { Client, Pool } from 'pg';
+import pino from 'pino';
+import { BusClient, NatsTransport } from '@apphost/bus';
+import { canonicalize } from '@apphost/canonical-json';
+import { SealedCreate, SealedResolve, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
+import path from 'node:path';
+import { startService, type ServiceDefinition } from '@apphost/runtime';
+import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
+
+/**
+ * `npm run bench:sealed`: the sealed-result store through the typed bus (create + resolve, in-process service on
+ * NATS, against PostgreSQL) vs raw `pg` insert + select of the same canonical bytes, in the same run; plus the
+ * store's digest verification cost per MiB. See tools/bench/README.md.
+ */
+const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
+/** The store's pool size (TypeORM/pg default); the raw side gets the same. */
+const POOL_SIZE = 10;
+const SESSIONS = 256;
+const CASES = [
+  { sizeKib: 4, inflight: 1, total: positiveIntEnv('BENCH_TOTAL_4K_1', 1000) },
+  { sizeKib: 4, inflight: 16, total: positiveIntEnv('BENCH_TOTAL_4K_16', 4000), target: 0.5 },
+  { sizeKib: 512, inflight: 1, total: positiveIntEnv('BENCH_TOTAL_512K_1', 100) },
+  { sizeKib: 512, inflight: 16, total: positiveIntEnv('BENCH_TOTAL_512K_16', 300) },
+];
+const VARIANTS = ['raw-pg', 'typed-bus'] as const;
+
+// Apps never import each other and tools compose them at run time, by path (as tools/plane does).
+const app = path.resolve(__dirname, '..', '..', 'apps', 'sealed-result-store', 'src');
+const { sealedResultStoreService } = require(path.join(app, 'service.ts')) as { sealedResultStoreService: ServiceDefinition };
+const { sealedDigest } = require(path.join(app, 'sealed', 'sealed-digest.ts')) as { sealedDigest: (bytes: Buffer) => Buffer };
+type Variant = (typeof VARIANTS)[number];
+
+function envelopeOf(bytes: number, functionCallId: string): SealedEnvelope {
+  const rows: string[] = [];
+  const base: SealedEnvelope = {
+    result: { content: [{ type: 'text', text: 'dashboard ready' }], structuredContent: { rows } },
+    refresh: {
+      serverId: 'srv-bench',
+      toolsetId: 'ts-bench',
+      nativeToolName: 'show_agent_dashboard',
+      arguments: { kind: 'inline', value: { days: 7 } },
+      catalogGeneration: 'cat-1',
+      bindingRevision: 'k1:v1:bench',
+      replayClassification: { source: 'profile:bench', revision: 'r1' },
+      initiatingOrigin: 'model',
+      correlation: { invocationId: 'inv-bench', functionCallId },
+    },
+  };
+  // Fill to exactly `bytes` canonical bytes with 1 KiB rows and one remainder row.
+  const overhead = Buffer.byteLength(canonicalize(base));
+  let left = bytes - overhead;
+  for (let i = 0; left > 0; i++) {
+    const len = Math.min(1024, left - (rows.length ? 3 : 2)); // quotes (+ comma)
+    if (len < 1) break;
+    rows.push(''.padEnd(len, String.fromCharCode(97 + (i % 26))));
+    left -= len + (rows.length > 1 ? 3 : 2);
+  }
+  return base;
+}
+
+async function main(): Promise<void> {
+  const prefix = `t_${randomBytes(5).toString('hex')}_`;
+  const rawSchema = `${prefix}raw_bench`;
+  const transport = await NatsTransport.connect({ servers: NATS_URL, name: `bench-sealed-${prefix}` });
+  const service = await startService(sealedResultStoreService, {
+    env: { DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', LOG_LEVEL: 'silent' },
+    transport,
+    http: false,
+    processMetrics: false,
+    logger: pino({ level: 'silent' }),
+  });
+  const admin = new Client({ connectionString: DATABASE_URL });
+  await admin.connect();
+  await admin.query(`CREATE SCHEMA "${rawSchema}"`);
+  await admin.query(`CREATE TABLE "${rawSchema}".sealed (op_id text PRIMARY KEY, digest bytea NOT NULL, body bytea NOT NULL)`);
+  const pool = new Pool({ connectionString: DATABASE_URL, max: POOL_SIZE });
+  const client = new BusClient({ transport, defaultTimeoutMs: 30_000 });
+  try {
+    const sessions: SessionKey[] = Array.from({ length: SESSIONS }, (_, i) => ({ tenant: 'bench', appName: 'dash', userId: `u${i % 16}`, sessionId: `s${i}-${prefix}` }));
+    let seq = 0;
+    const callsFor = (sizeKib: number): Record<Variant, () => Promise<unknown>> => {
+      const envelope = envelopeOf(sizeKib * 1024, 'fc-bench');
+      const body = Buffer.from(canonicalize(envelope), 'utf8');
+      if (body.length !== sizeKib * 1024) throw new Error(`bench envelope is ${body.length} bytes, wanted ${sizeKib * 1024}`);
+      const digest = sealedDigest(body);
+      return {
+        'raw-pg': async () => {
+          const id = `op-${seq++}`;
+          await pool.query(`INSERT INTO "${rawSchema}".sealed (op_id, digest, body) VALUES ($1, $2, $3)`, [id, digest, body]);
+          const { rows } = await pool.query(`SELECT body FROM "${rawSchema}".sealed WHERE op_id = $1`, [id]);
+          if (rows[0].body.length !== body.length) throw new Error('raw select returned other bytes');
+        },
+        'typed-bus': async () => {
+          const n = seq++;
+          const scope = { session: sessions[n % SESSIONS], incarnation: 1, functionCallId: 'fc-bench' };
+          const created = await client.request(SealedCreate, { scope, operationInstanceId: `op-${prefix}-${n}`, envelope });
+          const key = { ...scope, eventId: `evt-${n}`, recordId: created.ref.recordId };
+          const resolved = await client.request(SealedResolve, { key });
+          if (resolved.transfer !== 'inline') throw new Error('expected an inline resolve');
+        },
+      };
+    };
+
+    const lines: object[] = [];
+    for (const c of CASES) {
+      const calls = callsFor(c.sizeKib);
+      for (const v of VARIANTS) await runLoad(calls[v], Math.max(10, Math.ceil(c.total / 5)), c.inflight); // warm-up
+      const rounds: Record<Variant, Measurement[]> = { 'raw-pg': [], 'typed-bus': [] };
+      for (let r = 1; r <= ROUNDS; r++) {
+        for (const v of VARIANTS) {
+          const m = await runLoad(calls[v], c.total, c.inflight);
+          rounds[v].push(m);
+          process.stderr.write(`round ${r}/${ROUNDS} ${c.sizeKib} KiB inflight=${c.inflight} ${v}: ${Math.round(m.ops_s)} ops/s p99 ${round3(m.p99_ms)} ms\n`);
+        }
+      }
+      const med = { 'raw-pg': medianRound(rounds['raw-pg']), 'typed-bus': medianRound(rounds['typed-bus']) };
+      for (const v of VARIANTS) {
+        const m = med[v];
+        lines.push({ bench: 'sealed', variant: v, size_kib: c.sizeKib, inflight: c.inflight, total: m.total, ops_s: Math.round(m.ops_s), p50_ms: round3(m.p50_ms), p99_ms: round3(m.p99_ms) });
+      }
+      const ratio = med['typed-bus'].ops_s / med['raw-pg'].ops_s;
+      lines.push({
+        bench: 'sealed',
+        size_kib: c.sizeKib,
+        inflight: c.inflight,
+        ratio_ops: round3(ratio),
+        ...(c.target !== undefined ? { target: c.target, meets_target: ratio >= c.target } : {}),
+      });
+    }
+    lines.push(digestLine());
+    for (const line of lines) process.stdout.write(`${JSON.stringify(line)}\n`);
+  } finally {
+    await service.close().catch(() => undefined);
+    await transport.close().catch(() => undefined);
+    await pool.end().catch(() => undefined);
+    const { rows } = await admin.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [prefix]);
+    for (const { nspname } of rows) await admin.query(`DROP SCHEMA "${nspname}" CASCADE`);
+    await admin.end();
+  }
+}
+
+/** Resolve-time verification: the store-private digest over 8 MiB of canonical bytes, median of 15 runs. */
+function digestLine(): object {
+  const mib = 8;
+  const bytes = randomBytes(mib * 1024 * 1024);
+  for (let i = 0; i < 3; i++) sealedDigest(bytes);
+  const runs: number[] = [];
+  for (let i = 0; i < 15; i++) {
+    const t0 = performance.now();
+    sealedDigest(bytes);
+    runs.push((performance.now() - t0) / mib);
+  }
+  runs.sort((a, b) => a - b);
+  return { bench: 'sealed', metric: 'digest-verify', mib, runs: runs.length, ms_per_mib: round3(runs[Math.floor(runs.length / 2)]), target_ms_per_mib: 1 };
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`bench:sealed failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
