@@ -1,0 +1,5 @@
+export * from './lib/visibility';
+export * from './lib/uri';
+export * from './lib/resource-policy';
+export * from './lib/projection';
+export * from './lib/tool-result';
