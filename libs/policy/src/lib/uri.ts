@@ -54,6 +54,7 @@ const PATH_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@]/;
  */
 export function canonicalizeUri(uri: string): string {
   if (typeof uri !== 'string' || uri.length === 0 || uri.length > 8192) throw new UriPolicyError('malformed', 'URI must be a non-empty string of at most 8192 characters');
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
   if (/[\u0000-\u0020\u007f\\]/.test(uri)) throw new UriPolicyError('invalid-character', 'URI contains whitespace, control characters or a backslash');
   const match = URI_PATTERN.exec(uri);
   if (!match) throw new UriPolicyError(uri.includes('://') ? 'malformed' : 'missing-authority', 'URI must have the form scheme://authority/path');
@@ -91,7 +92,7 @@ function canonicalPath(rawPath: string): string {
 function canonicalSegment(segment: string): string {
   let out = '';
   for (let i = 0; i < segment.length; i++) {
-    const codePoint = segment.codePointAt(i)!;
+    const codePoint = segment.codePointAt(i) ?? 0;
     const ch = String.fromCodePoint(codePoint);
     if (codePoint >= 0xd800 && codePoint <= 0xdfff) throw new UriPolicyError('invalid-character', 'URI contains a lone surrogate');
     if (ch === '%') {
