@@ -3,6 +3,7 @@ import { APP_FILTER } from '@nestjs/core';
 import { HttpErrorFilter } from './http/error.filter';
 import { OpenApiController } from './openapi/openapi.controller';
 import { ServicesController } from './services/services.controller';
+import { SessionsController } from './sessions/sessions.controller';
 
 /** The gateway's own routes; the auth module (guards) is imported next to it by the service definition. */
 @Module({})
@@ -10,7 +11,7 @@ export class GatewayModule {
   static register(): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [OpenApiController, ServicesController],
+      controllers: [OpenApiController, ServicesController, SessionsController],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };
   }

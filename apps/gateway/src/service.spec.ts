@@ -55,7 +55,11 @@ describe('gateway v1 services view', () => {
     const doc = (await res.json()) as { openapi: string; paths: Record<string, unknown> };
     expect(doc.openapi).toBe('3.1.0');
     const app = gateway.running.app as unknown as { getHttpAdapter(): { getInstance(): { router: { stack: { route?: { path: string } }[] } } } };
-    const served = app.getHttpAdapter().getInstance().router.stack.flatMap((layer) => (layer.route ? [layer.route.path] : []));
+    // Express writes path parameters as `/:name` (and a literal colon as `\:`), OpenAPI as `/{name}`.
+    const served = app
+      .getHttpAdapter()
+      .getInstance()
+      .router.stack.flatMap((layer) => (layer.route ? [layer.route.path.replace(/\/:([A-Za-z0-9_]+)/g, '/{$1}').replace(/\\:/g, ':')] : []));
     expect(served.length).toBeGreaterThanOrEqual(5);
     expect(Object.keys(doc.paths).sort()).toEqual([...new Set(served)].sort());
   });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts';
+import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
@@ -18,6 +19,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       schemas: {
         ErrorResponse: { type: 'object', required: ['error'], properties: { error: { ...json(errorEnvelopeSchema), properties: { ...(json(errorEnvelopeSchema).properties as object), correlationId: { type: 'string' } } } } },
         Describe: json(describeResponseSchema),
+        CreateSession: json(createSessionBodySchema),
+        Session: json(publicSessionSchema),
+        EventsPage: json(eventsPageSchema),
       },
     },
     security: [{ bearer: [] }],
@@ -28,6 +32,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Text exposition format' } } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
+      ...sessionPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",
@@ -40,6 +45,65 @@ export function buildOpenApiDocument(): Record<string, unknown> {
             '403': errorResponse('The token lacks the admin scope'),
           },
         },
+      },
+    },
+  };
+}
+
+const ref = (name: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } });
+const sessionIdParam = { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' } };
+const appNameParam = { name: 'appName', in: 'query', required: true, schema: { type: 'string' } };
+const userIdParam = { name: 'userId', in: 'query', required: false, description: "Defaults to the token's subject; any other user reads as 404", schema: { type: 'string' } };
+const sessionErrors = {
+  '400': errorResponse('Invalid path, query or body (nothing was done)'),
+  '401': errorResponse('Missing or invalid bearer token'),
+  '403': errorResponse('The token lacks the runtime scope'),
+  '404': errorResponse("No such session for this principal (another tenant's or user's sessions read as absent)"),
+};
+
+/** The runtime API's session routes (lifecycle-store behind them). */
+function sessionPaths(): Record<string, unknown> {
+  return {
+    '/v1/sessions': {
+      post: {
+        summary: 'Create a session (fenced, idempotent per creationOperationId); sessionId and creationOperationId default to fresh UUIDs',
+        requestBody: { required: true, ...ref('CreateSession') },
+        responses: {
+          '201': { description: 'The session, ACTIVE at its new incarnation', ...ref('Session') },
+          ...sessionErrors,
+          '409': errorResponse('The id is taken: it exists, is being created by another operation, or is being deleted'),
+          '412': errorResponse('This creation was reclaimed (FENCE_RETIRED) or could not be activated'),
+        },
+      },
+    },
+    '/v1/sessions/{sessionId}': {
+      get: {
+        summary: 'A session of the calling principal',
+        parameters: [sessionIdParam, appNameParam, userIdParam],
+        responses: { '200': { description: 'The session', ...ref('Session') }, ...sessionErrors },
+      },
+      delete: {
+        summary: 'Delete a session: DELETING, the cascade, then DELETED (idempotent; a retry resumes a partial cascade)',
+        parameters: [sessionIdParam, appNameParam, userIdParam],
+        responses: {
+          '200': { description: 'The final state (DELETED)', ...ref('Session') },
+          ...sessionErrors,
+          '412': errorResponse('The session is still being created'),
+          '503': errorResponse('A cascade participant failed; progress is recorded and a retry resumes'),
+        },
+      },
+    },
+    '/v1/sessions/{sessionId}/events': {
+      get: {
+        summary: "One page of the session's event ledger (public serialization: no sealed bytes, digests or grants)",
+        parameters: [
+          sessionIdParam,
+          appNameParam,
+          userIdParam,
+          { name: 'afterId', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
+          { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 500 } },
+        ],
+        responses: { '200': { description: 'Events in id order; nextAfterId is null on the last page', ...ref('EventsPage') }, ...sessionErrors },
       },
     },
   };

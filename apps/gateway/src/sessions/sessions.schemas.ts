@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { appNameSchema, creationOperationIdSchema, publicEventSchema, sessionIdSchema, sessionStateSchema, userIdSchema } from '@apphost/contracts';
+
+/** `POST /v1/sessions` body; `userId` defaults to the principal's subject (any other user reads as not found). */
+export const createSessionBodySchema = z
+  .object({
+    appName: appNameSchema,
+    sessionId: sessionIdSchema.optional(),
+    creationOperationId: creationOperationIdSchema.optional(),
+    userId: userIdSchema.optional(),
+  })
+  .strict();
+
+export const sessionQuerySchema = z.object({ appName: appNameSchema, userId: userIdSchema.optional() }).strict();
+
+export const eventsQuerySchema = z
+  .object({
+    appName: appNameSchema,
+    userId: userIdSchema.optional(),
+    afterId: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+  })
+  .strict();
+
+export const sessionParamSchema = sessionIdSchema;
+
+/** The public session shape: no version, receipts, digests or cascade internals. */
+export const publicSessionSchema = z.object({
+  sessionId: sessionIdSchema,
+  appName: appNameSchema,
+  userId: userIdSchema,
+  incarnation: z.number().int().min(1),
+  state: sessionStateSchema,
+});
+export type PublicSession = z.infer<typeof publicSessionSchema>;
+
+export const eventsPageSchema = z.object({
+  sessionId: sessionIdSchema,
+  appName: appNameSchema,
+  userId: userIdSchema,
+  incarnation: z.number().int().min(1),
+  events: z.array(publicEventSchema),
+  nextAfterId: z.number().int().min(1).nullable(),
+});

@@ -1,0 +1,82 @@
+import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
+import type { ServiceDatabase } from '@apphost/persistence';
+import type { ServiceContext } from '@apphost/runtime';
+import { parseLifecycleConfig } from './config';
+import { EventLedgerRepository } from './events/event-ledger.repository';
+import { LifecycleFaults } from './faults';
+import { LifecycleHandlers } from './lifecycle.handlers';
+import { LifecycleMetrics } from './metrics';
+import { LifecycleRepository } from './sessions/lifecycle.repository';
+import { LifecycleService } from './sessions/lifecycle.service';
+import { Sql } from './sessions/sql';
+
+export const LIFECYCLE_CONTEXT = Symbol('LIFECYCLE_CONTEXT');
+
+/** Runs startup recovery in the background (a slow participant must not hold up serving) and waits for it on shutdown. */
+@Injectable()
+export class LifecycleRecovery implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private running: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    @Inject(LifecycleService) private readonly lifecycle: LifecycleService,
+    @Inject(LIFECYCLE_CONTEXT) private readonly context: { service: ServiceContext; recoverOnStart: boolean },
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (!this.context.recoverOnStart) return;
+    this.running = this.run();
+  }
+
+  /** The latest recovery pass (tests await it after a restart). */
+  get completion(): Promise<unknown> {
+    return this.running;
+  }
+
+  run(): Promise<unknown> {
+    const pass = this.lifecycle.recover().then(
+      (result) => this.context.service.logger.info(result, 'lifecycle recovery pass done'),
+      (err: unknown) => this.context.service.logger.error({ err }, 'lifecycle recovery pass failed'),
+    );
+    this.running = pass;
+    return pass;
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.running;
+  }
+}
+
+/** The lifecycle-store's domain: repositories over the service's own schema, the service, its bus handlers, recovery. */
+@Module({})
+export class LifecycleModule {
+  static register(context: ServiceContext, database: ServiceDatabase): DynamicModule {
+    const config = parseLifecycleConfig(context.env);
+    const sql = new Sql(database.dataSource);
+    return {
+      module: LifecycleModule,
+      providers: [
+        { provide: LIFECYCLE_CONTEXT, useValue: { service: context, recoverOnStart: config.LIFECYCLE_RECOVER_ON_START } },
+        { provide: LifecycleFaults, useValue: new LifecycleFaults() },
+        { provide: LifecycleMetrics, useValue: new LifecycleMetrics(context.metrics.registry) },
+        {
+          provide: LifecycleService,
+          inject: [BusClient, LifecycleFaults, LifecycleMetrics],
+          useFactory: (bus: BusClient, faults: LifecycleFaults, metrics: LifecycleMetrics) =>
+            new LifecycleService({
+              repo: new LifecycleRepository(sql),
+              ledger: new EventLedgerRepository(sql),
+              bus,
+              faults,
+              metrics,
+              logger: context.logger,
+              config,
+            }),
+        },
+        LifecycleHandlers,
+        LifecycleRecovery,
+      ],
+      exports: [LifecycleService, LifecycleFaults, LifecycleRecovery],
+    };
+  }
+}

@@ -1,0 +1,43 @@
+import type { SessionKey, SessionView } from '@apphost/contracts';
+import type { LifecycleMetrics } from '../metrics';
+import { loadOrAdopt } from './adoption';
+import { cascadePlan, driveCascade, type CascadeDeps } from './cascade-driver';
+import { conflict, failedPrecondition, notFound, toView } from './views';
+
+export interface DeleteDeps extends CascadeDeps {
+  metrics: LifecycleMetrics;
+  participants: readonly string[];
+}
+
+/**
+ * Deletion: CAS ACTIVE(n) → DELETING(n) with the cascade plan (new admissions fail from this commit on), then the
+ * cascade driver. Idempotent: DELETING resumes, DELETED answers as is. CREATING cannot be deleted (FAILED_PRECONDITION).
+ */
+export async function deleteSession(deps: DeleteDeps, req: { session: SessionKey; expectedIncarnation?: number }): Promise<SessionView> {
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
+    if (!record) throw notFound(req.session);
+    if (req.expectedIncarnation !== undefined && req.expectedIncarnation !== record.incarnation) {
+      throw failedPrecondition('STALE_INCARNATION', `session ${req.session.sessionId} is at incarnation ${record.incarnation}`, {
+        incarnation: record.incarnation,
+        state: record.state,
+      });
+    }
+    switch (record.state) {
+      case 'DELETED':
+        return toView(record);
+      case 'CREATING':
+        throw failedPrecondition('SESSION_CREATING', `session ${req.session.sessionId} is still being created`, { incarnation: record.incarnation });
+      case 'DELETING':
+        return toView(await driveCascade(deps, record));
+      case 'ACTIVE': {
+        const deleting = await deps.repo.beginDeletion(req.session, record.incarnation, record.version, cascadePlan(deps.participants));
+        deps.metrics.transitions.inc({ transition: 'begin-delete', outcome: deleting ? 'ok' : 'lost' });
+        if (!deleting) continue;
+        await deps.faults.hit('delete.after-deleting');
+        return toView(await driveCascade(deps, deleting));
+      }
+    }
+  }
+  throw conflict('CONTENDED', `session ${req.session.sessionId} changed on every attempt; retry`);
+}

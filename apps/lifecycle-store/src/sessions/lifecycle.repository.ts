@@ -1,0 +1,366 @@
+import type { CascadeProgress, SessionKey, SessionState } from '@apphost/contracts';
+import type { Query, Sql } from './sql';
+
+/** `tenant, app_name, user_id, session_id` bound to $1..$4 in every statement below. */
+const KEY = `tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`;
+const keyParams = (k: SessionKey): unknown[] => [k.tenant, k.appName, k.userId, k.sessionId];
+
+export interface LifecycleRecord {
+  key: SessionKey;
+  incarnation: number;
+  state: SessionState;
+  version: number;
+  creationOperationId: string | null;
+  /** Age of the CREATING reservation by the database clock (no skew between replicas). */
+  reservedAgeMs: number | null;
+  adopted: boolean;
+  cascade: CascadeProgress | null;
+  updatedAt: string;
+}
+
+export interface SessionRow {
+  incarnation: number | null;
+  creationOperationId: string | null;
+  importDigest: string | null;
+  importCount: number;
+  adopted: boolean;
+  lastEventId: number;
+}
+
+interface RecordRow {
+  incarnation: string;
+  state: SessionState;
+  version: string;
+  creation_operation_id: string | null;
+  reserved_age_ms: number | null;
+  adopted: boolean;
+  cascade: CascadeProgress | null;
+  updated_at: Date;
+}
+
+const RECORD_COLUMNS = `incarnation, state, version, creation_operation_id, adopted, cascade, updated_at,
+  (EXTRACT(EPOCH FROM (now() - reserved_at)) * 1000)::float8 AS reserved_age_ms`;
+
+function toRecord(key: SessionKey, row: RecordRow): LifecycleRecord {
+  return {
+    key,
+    incarnation: Number(row.incarnation),
+    state: row.state,
+    version: Number(row.version),
+    creationOperationId: row.creation_operation_id,
+    reservedAgeMs: row.reserved_age_ms === null ? null : Number(row.reserved_age_ms),
+    adopted: row.adopted,
+    cascade: row.cascade,
+    updatedAt: new Date(row.updated_at).toISOString(),
+  };
+}
+
+/** Why a guarded creation commit wrote nothing. */
+export type CommitOutcome = 'committed' | 'fence-retired' | 'row-exists';
+
+/** Why a reclaim did not reserve. */
+export type ReclaimOutcome = { kind: 'reserved'; record: LifecycleRecord } | { kind: 'fence-moved' } | { kind: 'row-exists' } | { kind: 'cas-lost' };
+
+/** A finalized imported event; its stamped protected fields are copied into columns by the insert. */
+export interface ImportedEventRow {
+  body: Record<string, unknown>;
+}
+
+/**
+ * All SQL of session lifecycles. Every transition is a guarded UPDATE (`WHERE state AND incarnation AND version`);
+ * zero rows means someone else moved first, and the caller re-reads and answers with a typed error. The database
+ * trigger `lifecycle_guard_transition` refuses illegal transitions independently.
+ */
+export class LifecycleRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async load(key: SessionKey): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM lifecycle_records WHERE ${KEY}`, keyParams(key));
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /**
+   * The record, or when there is none whether a legacy (never adopted) session row exists: one round trip, so the
+   * common paths pay nothing for lazy adoption.
+   */
+  async probe(key: SessionKey): Promise<{ record: LifecycleRecord | null; legacy: boolean }> {
+    const { rows } = await this.sql.one<RecordRow & { legacy: boolean; found: boolean }>(
+      `SELECT r.tenant IS NOT NULL AS found, ${RECORD_COLUMNS.replace(/reserved_at/g, 'r.reserved_at')},
+              (r.tenant IS NULL AND EXISTS (SELECT 1 FROM session_rows s WHERE s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.incarnation IS NULL)) AS legacy
+         FROM (SELECT 1) AS one LEFT JOIN lifecycle_records r ON r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4`,
+      keyParams(key),
+    );
+    const row = rows[0];
+    return { record: row?.found ? toRecord(key, row) : null, legacy: Boolean(row?.legacy) };
+  }
+
+  async loadSessionRow(key: SessionKey, query?: Query): Promise<SessionRow | null> {
+    const q = query ?? ((s, p) => this.sql.one(s, p));
+    const { rows } = await q<{
+      incarnation: string | null;
+      creation_operation_id: string | null;
+      import_digest: string | null;
+      import_count: number;
+      adopted_at: Date | null;
+      last_event_id: string;
+    }>(`SELECT incarnation, creation_operation_id, import_digest, import_count, adopted_at, last_event_id FROM session_rows WHERE ${KEY}`, keyParams(key));
+    const row = rows[0];
+    if (!row) return null;
+    return {
+      incarnation: row.incarnation === null ? null : Number(row.incarnation),
+      creationOperationId: row.creation_operation_id,
+      importDigest: row.import_digest,
+      importCount: row.import_count,
+      adopted: row.adopted_at !== null,
+      lastEventId: Number(row.last_event_id),
+    };
+  }
+
+  /**
+   * Migration: a session row with no lifecycle record (and no receipt) becomes `ACTIVE(1)` with an adoption marker,
+   * in one transaction; false when there was nothing to adopt or another replica adopted it first.
+   */
+  async adoptLegacy(key: SessionKey): Promise<boolean> {
+    return this.sql
+      .tx(async (q) => {
+        const claimed = await q(
+          `UPDATE session_rows SET incarnation = 1, adopted_at = now()
+            WHERE ${KEY} AND incarnation IS NULL AND creation_operation_id IS NULL
+              AND NOT EXISTS (SELECT 1 FROM lifecycle_records WHERE ${KEY})
+            RETURNING 1`,
+          keyParams(key),
+        );
+        if (claimed.count === 0) throw new NothingToDo();
+        const inserted = await q(
+          `INSERT INTO lifecycle_records (tenant, app_name, user_id, session_id, incarnation, state, version, adopted, adoption)
+           VALUES ($1, $2, $3, $4, 1, 'ACTIVE', 1, true, jsonb_build_object('receipt', 'adoption', 'adoptedAt', now()))
+           ON CONFLICT DO NOTHING RETURNING 1`,
+          keyParams(key),
+        );
+        if (inserted.count === 0) throw new NothingToDo();
+        await q(`INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token) VALUES ($1, $2, $3, $4, 1) ON CONFLICT DO NOTHING`, keyParams(key));
+        return true;
+      })
+      .catch((error: unknown) => {
+        if (error instanceof NothingToDo) return false;
+        throw error;
+      });
+  }
+
+  /** ABSENT → CREATING(1), with the fence set to the new creator's incarnation in the same statement. */
+  async reserveFromAbsent(key: SessionKey, operationId: string): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `WITH rec AS (
+         INSERT INTO lifecycle_records (tenant, app_name, user_id, session_id, incarnation, state, version, creation_operation_id, reserved_at)
+         SELECT $1, $2, $3, $4, 1, 'CREATING', 1, $5, now()
+          WHERE NOT EXISTS (SELECT 1 FROM session_rows WHERE ${KEY})
+         ON CONFLICT DO NOTHING
+         RETURNING *
+       ), fence AS (
+         INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token)
+         SELECT tenant, app_name, user_id, session_id, incarnation FROM rec
+         ON CONFLICT (tenant, app_name, user_id, session_id) DO UPDATE SET fence_token = EXCLUDED.fence_token, updated_at = now()
+         RETURNING 1
+       )
+       SELECT ${RECORD_COLUMNS} FROM rec`,
+      [...keyParams(key), operationId],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /** DELETED(n) → CREATING(n+1); the fence moves to n+1 in the same statement. */
+  async reserveAfterDeleted(key: SessionKey, operationId: string, incarnation: number, version: number): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `WITH rec AS (
+         UPDATE lifecycle_records
+            SET state = 'CREATING', incarnation = incarnation + 1, version = version + 1, creation_operation_id = $5,
+                reserved_at = now(), adopted = false, cascade = NULL, updated_at = now()
+          WHERE ${KEY} AND state = 'DELETED' AND incarnation = $6 AND version = $7
+          RETURNING *
+       ), fence AS (
+         INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token)
+         SELECT tenant, app_name, user_id, session_id, incarnation FROM rec
+         ON CONFLICT (tenant, app_name, user_id, session_id) DO UPDATE SET fence_token = EXCLUDED.fence_token, updated_at = now()
+         RETURNING 1
+       )
+       SELECT ${RECORD_COLUMNS} FROM rec`,
+      [...keyParams(key), operationId, incarnation, version],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /**
+   * Reclaims an abandoned CREATING(n) for a new creator as CREATING(n+1). The fence advances FIRST, by a guarded
+   * UPDATE that waits for a creator's in-flight commit (which holds the fence row); then, in a new statement (so a
+   * creator that just committed is visible), no session row may exist; then the record CAS. Any miss rolls back.
+   */
+  async reclaim(key: SessionKey, operationId: string, stale: LifecycleRecord, leaseMs: number | null): Promise<ReclaimOutcome> {
+    return this.sql
+      .tx(async (q): Promise<ReclaimOutcome> => {
+        const fence = await q(`UPDATE session_fences SET fence_token = $6, updated_at = now() WHERE ${KEY} AND fence_token = $5 RETURNING 1`, [
+          ...keyParams(key),
+          stale.incarnation,
+          stale.incarnation + 1,
+        ]);
+        if (fence.count === 0) throw new Outcome({ kind: 'fence-moved' });
+        const row = await q(`SELECT 1 FROM session_rows WHERE ${KEY}`, keyParams(key));
+        if (row.rows.length > 0) throw new Outcome({ kind: 'row-exists' });
+        const { rows } = await q<RecordRow>(
+          `UPDATE lifecycle_records
+              SET incarnation = incarnation + 1, version = version + 1, creation_operation_id = $5, reserved_at = now(), updated_at = now()
+            WHERE ${KEY} AND state = 'CREATING' AND incarnation = $6 AND version = $7 AND creation_operation_id = $8
+              AND ($9::float8 IS NULL OR reserved_at <= now() - make_interval(secs => $9::float8 / 1000))
+            RETURNING ${RECORD_COLUMNS}`,
+          [...keyParams(key), operationId, stale.incarnation, stale.version, stale.creationOperationId, leaseMs],
+        );
+        if (!rows[0]) throw new Outcome({ kind: 'cas-lost' });
+        return { kind: 'reserved', record: toRecord(key, rows[0]) };
+      })
+      .catch((error: unknown) => {
+        if (error instanceof Outcome) return error.outcome;
+        throw error;
+      });
+  }
+
+  /**
+   * `createIfFenceCurrent`: in ONE transaction, a guarded update of the fence row (it must still name this creator's
+   * incarnation; 0 rows → ROLLBACK), then the session row with its creation receipt and the finalized imported events.
+   * `inside` runs between the fence update and the inserts (a fault point holding the transaction open).
+   */
+  async createIfFenceCurrent(
+    key: SessionKey,
+    receipt: { incarnation: number; operationId: string; digest: string },
+    imported: ImportedEventRow[],
+    inside: () => Promise<void>,
+  ): Promise<CommitOutcome> {
+    return this.sql
+      .tx(async (q): Promise<CommitOutcome> => {
+        const fence = await q(`UPDATE session_fences SET updated_at = now() WHERE ${KEY} AND fence_token = $5 RETURNING 1`, [...keyParams(key), receipt.incarnation]);
+        if (fence.count === 0) throw new CommitMiss('fence-retired');
+        await inside();
+        const { rows } = await q<{ inserted: string }>(
+          `WITH s AS (
+             INSERT INTO session_rows (tenant, app_name, user_id, session_id, incarnation, creation_operation_id, import_digest, import_count, last_event_id)
+             VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8::integer, $8::bigint)
+             ON CONFLICT DO NOTHING
+             RETURNING incarnation
+           ), e AS (
+             INSERT INTO session_events (tenant, app_name, user_id, session_id, incarnation, event_id, imported, author, audience, invocation_origin, emitter, immediate_caller, body)
+             SELECT $1, $2, $3, $4, s.incarnation, d.ord, true, d.doc->>'author', d.doc->>'audience', d.doc->>'invocationOrigin', d.doc->>'emitter', d.doc->>'immediateCaller', d.doc
+               FROM s, jsonb_array_elements($9::jsonb) WITH ORDINALITY AS d(doc, ord)
+             RETURNING 1
+           )
+           SELECT (SELECT count(*) FROM s) AS inserted, (SELECT count(*) FROM e) AS events`,
+          [...keyParams(key), receipt.incarnation, receipt.operationId, receipt.digest, imported.length, JSON.stringify(imported.map((e) => e.body))],
+        );
+        if (Number(rows[0]?.inserted ?? 0) === 0) throw new CommitMiss('row-exists');
+        return 'committed';
+      })
+      .catch((error: unknown) => {
+        if (error instanceof CommitMiss) return error.outcome;
+        throw error;
+      });
+  }
+
+  /** CREATING(n) → ACTIVE(n), only if the committed session row carries this exact receipt. */
+  async activate(key: SessionKey, receipt: { incarnation: number; operationId: string; digest: string }, version: number): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `UPDATE lifecycle_records r
+          SET state = 'ACTIVE', version = r.version + 1, reserved_at = NULL, updated_at = now()
+         FROM session_rows s
+        WHERE r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4
+          AND r.state = 'CREATING' AND r.incarnation = $5 AND r.version = $6 AND r.creation_operation_id = $7
+          AND s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4
+          AND s.incarnation = $5 AND s.creation_operation_id = $7 AND s.import_digest = $8
+        RETURNING r.incarnation, r.state, r.version, r.creation_operation_id, r.adopted, r.cascade, r.updated_at, NULL::float8 AS reserved_age_ms`,
+      [...keyParams(key), receipt.incarnation, version, receipt.operationId, receipt.digest],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /** The imported events committed with a receipt, in id order (for receipt verification during recovery). */
+  async importedEvents(key: SessionKey, incarnation: number): Promise<Record<string, unknown>[]> {
+    const { rows } = await this.sql.one<{ body: Record<string, unknown> }>(
+      `SELECT body FROM session_events WHERE ${KEY} AND incarnation = $5 AND imported ORDER BY event_id`,
+      [...keyParams(key), incarnation],
+    );
+    return rows.map((r) => r.body);
+  }
+
+  /** ACTIVE(n) → DELETING(n) with the cascade plan. */
+  async beginDeletion(key: SessionKey, incarnation: number, version: number, cascade: CascadeProgress): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `UPDATE lifecycle_records SET state = 'DELETING', version = version + 1, cascade = $7::jsonb, updated_at = now()
+        WHERE ${KEY} AND state = 'ACTIVE' AND incarnation = $5 AND version = $6
+        RETURNING ${RECORD_COLUMNS}`,
+      [...keyParams(key), incarnation, version, JSON.stringify(cascade)],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /** DELETING(n) → DELETING(n) with new cascade progress. */
+  async recordProgress(key: SessionKey, incarnation: number, version: number, cascade: CascadeProgress): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `UPDATE lifecycle_records SET version = version + 1, cascade = $7::jsonb, updated_at = now()
+        WHERE ${KEY} AND state = 'DELETING' AND incarnation = $5 AND version = $6
+        RETURNING ${RECORD_COLUMNS}`,
+      [...keyParams(key), incarnation, version, JSON.stringify(cascade)],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /**
+   * The local phase of the cascade, one statement: marks the session purged (guarded) and deletes the session row and
+   * every event of this and older incarnations (including rows a retired creator might have left elsewhere).
+   */
+  async purgeSession(key: SessionKey, incarnation: number, version: number): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `WITH rec AS (
+         UPDATE lifecycle_records SET version = version + 1, cascade = jsonb_set(cascade, '{sessionPurged}', 'true'), updated_at = now()
+          WHERE ${KEY} AND state = 'DELETING' AND incarnation = $5 AND version = $6
+          RETURNING *
+       ), ev AS (
+         DELETE FROM session_events WHERE ${KEY} AND incarnation <= (SELECT incarnation FROM rec) RETURNING 1
+       ), s AS (
+         DELETE FROM session_rows WHERE ${KEY} AND EXISTS (SELECT 1 FROM rec) RETURNING 1
+       )
+       SELECT ${RECORD_COLUMNS}, (SELECT count(*) FROM ev) AS events, (SELECT count(*) FROM s) AS session_rows_deleted FROM rec`,
+      [...keyParams(key), incarnation, version],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /** DELETING(n) → DELETED(n), only when the record itself says every step is done. */
+  async finishDeletion(key: SessionKey, incarnation: number, version: number): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `UPDATE lifecycle_records SET state = 'DELETED', version = version + 1, updated_at = now()
+        WHERE ${KEY} AND state = 'DELETING' AND incarnation = $5 AND version = $6
+          AND (cascade->>'sessionPurged')::boolean
+          AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements(cascade->'participants') p WHERE NOT (p->>'purged')::boolean)
+        RETURNING ${RECORD_COLUMNS}`,
+      [...keyParams(key), incarnation, version],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /** Keys of unfinished lifecycles, for recovery at startup. */
+  async unfinished(state: 'CREATING' | 'DELETING', limit: number): Promise<SessionKey[]> {
+    const { rows } = await this.sql.one<{ tenant: string; app_name: string; user_id: string; session_id: string }>(
+      `SELECT tenant, app_name, user_id, session_id FROM lifecycle_records WHERE state = $1 ORDER BY updated_at LIMIT $2`,
+      [state, limit],
+    );
+    return rows.map((r) => ({ tenant: r.tenant, appName: r.app_name, userId: r.user_id, sessionId: r.session_id }));
+  }
+}
+
+class NothingToDo extends Error {}
+class Outcome extends Error {
+  constructor(readonly outcome: ReclaimOutcome) {
+    super(outcome.kind);
+  }
+}
+class CommitMiss extends Error {
+  constructor(readonly outcome: CommitOutcome) {
+    super(outcome);
+  }
+}

@@ -1,0 +1,85 @@
+import type { BusClient } from '@apphost/bus';
+import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, SessionView } from '@apphost/contracts';
+import type { Logger } from '@apphost/runtime';
+import type { LifecycleConfig } from '../config';
+import type { EventLedgerRepository } from '../events/event-ledger.repository';
+import { appendEvents, listEvents } from '../events/events.service';
+import type { LifecycleFaults } from '../faults';
+import type { LifecycleMetrics } from '../metrics';
+import { loadOrAdopt } from './adoption';
+import { driveCascade } from './cascade-driver';
+import { createSession, recoverCreation, type CreateRequest } from './create-session';
+import { deleteSession } from './delete-session';
+import type { LifecycleRepository } from './lifecycle.repository';
+import { notFound, toView } from './views';
+
+export interface LifecycleServiceDeps {
+  repo: LifecycleRepository;
+  ledger: EventLedgerRepository;
+  bus: BusClient;
+  faults: LifecycleFaults;
+  metrics: LifecycleMetrics;
+  logger: Logger;
+  config: LifecycleConfig;
+}
+
+const RECOVERY_BATCH = 1000;
+
+/** The lifecycle-store's operations, composed from the small modules beside it; the bus handlers call only this. */
+export class LifecycleService {
+  constructor(private readonly deps: LifecycleServiceDeps) {}
+
+  create(req: CreateRequest): Promise<SessionView> {
+    return createSession({ ...this.deps, leaseMs: this.deps.config.LIFECYCLE_CREATING_LEASE_MS }, req);
+  }
+
+  async get(session: SessionKey): Promise<SessionView> {
+    const record = await loadOrAdopt(this.deps.repo, this.deps.metrics, session);
+    if (!record) throw notFound(session);
+    return toView(record);
+  }
+
+  delete(req: { session: SessionKey; expectedIncarnation?: number }): Promise<SessionView> {
+    return deleteSession(this.cascadeDeps(), req);
+  }
+
+  append(req: { session: SessionKey; incarnation: number; provenance: AppendProvenance; events: LedgerEventInput[]; fencingToken?: number }) {
+    return appendEvents(this.deps, req);
+  }
+
+  list(req: { session: SessionKey; incarnation?: number; afterId?: number; limit?: number }): Promise<{ incarnation: number; events: PublicEvent[]; nextAfterId: number | null }> {
+    return listEvents(this.deps, req);
+  }
+
+  /**
+   * Startup recovery, driven by the records: a CREATING whose receipted commit landed is completed to ACTIVE (an
+   * uncommitted one is left for its creator's retry or for reclaim after the lease); every DELETING cascade resumes.
+   * Failures are logged and left for the next retry of DELETE or the next start.
+   */
+  async recover(): Promise<{ activated: number; deleted: number; pending: number }> {
+    const result = { activated: 0, deleted: 0, pending: 0 };
+    for (const key of await this.deps.repo.unfinished('CREATING', RECOVERY_BATCH)) {
+      const done = await recoverCreation(this.deps, key).catch((err: unknown) => {
+        this.deps.logger.warn({ err, sessionId: key.sessionId }, 'creation recovery failed');
+        return null;
+      });
+      if (done) result.activated++;
+    }
+    for (const key of await this.deps.repo.unfinished('DELETING', RECOVERY_BATCH)) {
+      try {
+        const record = await this.deps.repo.load(key);
+        if (record?.state !== 'DELETING') continue;
+        const finished = await driveCascade(this.cascadeDeps(), record);
+        if (finished.state === 'DELETED') result.deleted++;
+      } catch (err) {
+        result.pending++;
+        this.deps.logger.warn({ err, sessionId: key.sessionId }, 'deletion cascade still incomplete after recovery');
+      }
+    }
+    return result;
+  }
+
+  private cascadeDeps() {
+    return { ...this.deps, participants: this.deps.config.LIFECYCLE_CASCADE_PARTICIPANTS, timeoutMs: this.deps.config.LIFECYCLE_CASCADE_TIMEOUT_MS };
+  }
+}

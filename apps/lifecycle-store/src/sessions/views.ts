@@ -1,0 +1,24 @@
+import { AppHostError, type SessionKey, type SessionView } from '@apphost/contracts';
+import type { LifecycleRecord } from './lifecycle.repository';
+
+export function toView(record: LifecycleRecord): SessionView {
+  return {
+    session: record.key,
+    incarnation: record.incarnation,
+    state: record.state,
+    version: record.version,
+    adopted: record.adopted,
+    updatedAt: record.updatedAt,
+    cascade: record.cascade,
+  };
+}
+
+export const notFound = (key: SessionKey) => new AppHostError('NOT_FOUND', `session ${key.sessionId} of app ${key.appName} does not exist`);
+
+export function conflict(reason: string, message: string, details: Record<string, unknown> = {}): AppHostError {
+  return new AppHostError('CONFLICT', message, { details: { reason, ...details } });
+}
+
+export function failedPrecondition(reason: string, message: string, details: Record<string, unknown> = {}): AppHostError {
+  return new AppHostError('FAILED_PRECONDITION', message, { details: { reason, ...details } });
+}
