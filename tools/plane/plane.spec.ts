@@ -2,6 +2,8 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { BusClient, NatsTransport } from '@apphost/bus';
+import { LifecycleGetSession } from '@apphost/contracts';
 import { dropSchemasWithPrefix, eventually, spawnTs, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL, uniquePrefix, waitForExit } from '@apphost/testing';
 
 /** The plane as a user meets it: `npm start` (tools/plane/main.ts) in its own process, nothing mocked. */
@@ -83,6 +85,25 @@ describe('all-in-one plane', () => {
       expect(new Set(services.map((s) => s.describe?.transport))).toEqual(new Set(['nats']));
       expect(services.find((s) => s.service === 'governed-operations')?.describe?.stores[0]).toMatchObject({ kind: 'redis', ready: true });
       expect(fs.existsSync(path.join(home, 'pg'))).toBe(false);
+
+      // A session deleted through the gateway cascades to the sealed-result store over the bus.
+      const token = fs.readFileSync(path.join(home, 'dev-token'), 'utf8').trim();
+      const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+      const created = await fetch(`${plane.base}/v1/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ appName: 'demo' }) });
+      expect(created.status).toBe(201);
+      const session = (await created.json()) as { sessionId: string; userId: string };
+      const deleted = await fetch(`${plane.base}/v1/sessions/${session.sessionId}?appName=demo`, { method: 'DELETE', headers: auth });
+      expect(deleted.status).toBe(200);
+      expect(await deleted.json()).toMatchObject({ state: 'DELETED' });
+      const transport = await NatsTransport.connect({ servers: TEST_NATS_URL, name: 'plane-test' });
+      try {
+        const view = await new BusClient({ transport, defaultTimeoutMs: 5000 }).request(LifecycleGetSession, {
+          session: { tenant: 'dev', appName: 'demo', userId: session.userId, sessionId: session.sessionId },
+        });
+        expect(view.cascade?.participants).toEqual([expect.objectContaining({ name: 'sealed-result-store', revoked: true, purged: true })]);
+      } finally {
+        await transport.close();
+      }
       plane.child.kill('SIGTERM');
       expect((await waitForExit(plane.child, 30_000)).code).toBe(0);
     } finally {
