@@ -1,8 +1,23 @@
-import { openPostgresStore, type ServiceDefinition } from '@apphost/runtime';
+import type { ServiceDefinition } from '@apphost/runtime';
+import { parseRegistryConfig } from './registry.config';
+import { RegistryModule } from './registry.module';
+import { RegistryStore } from './store/registry-store';
 
-/** binding-registry as a deployable unit: its own PostgreSQL schema `binding_registry`; domain operations arrive in their own issues. */
+/**
+ * binding-registry as a deployable unit: profiles, toolset specs, binding generations, the key ring and the
+ * connection-generation directory in its own PostgreSQL schema `binding_registry`; the live MCP connections in
+ * this process (see README.md).
+ */
 export const bindingRegistryService: ServiceDefinition = {
   name: 'binding-registry',
   requires: ['postgres'],
-  openStores: async (context) => [await openPostgresStore(context, { schema: 'binding_registry', migrations: [] })],
+  openStores: async (context) => {
+    parseRegistryConfig(context.env); // bad settings stop startup before the store opens
+    return [await RegistryStore.open(context)];
+  },
+  imports: (context, stores) => {
+    const store = stores[0];
+    if (!(store instanceof RegistryStore)) throw new Error('binding-registry: its PostgreSQL store is not open');
+    return [RegistryModule.register(store, parseRegistryConfig(context.env), context.config.INSTANCE_ID)];
+  },
 };

@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
+import { AdminController } from './admin/admin.controller';
 import { HttpErrorFilter } from './http/error.filter';
 import { OpenApiController } from './openapi/openapi.controller';
 import { ServicesController } from './services/services.controller';
@@ -11,7 +12,7 @@ export class GatewayModule {
   static register(): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [OpenApiController, ServicesController, SessionsController],
+      controllers: [OpenApiController, ServicesController, SessionsController, AdminController],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };
   }

@@ -4,3 +4,4 @@ export * from './lib/processes';
 export * from './lib/service-harness';
 export * from './lib/service-conformance';
 export * from './lib/postgres-targets';
+export * from './fixtures';

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts';
 import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
+import { adminPaths } from '../admin/admin.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -33,6 +34,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Text exposition format' } } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
       ...sessionPaths(),
+      ...adminPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",

@@ -1,0 +1,140 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
+import { AppHostError, type BindingState, type ToolsetStatus } from '@apphost/contracts';
+import { FaultPoints } from '@apphost/runtime';
+import { KeyRing } from '../keys/key-ring';
+import { RegistryStoreAccess } from '../store/store-access';
+import type { BindingRow, ToolsetRow } from '../store/toolsets.repository';
+import { REGISTRY_CONFIG, REGISTRY_FAULTS } from '../registry.tokens';
+import type { RegistryConfig } from '../registry.config';
+import { BINDING_REVISION_PURPOSE, bindingDigest } from './fingerprint';
+import { probeProviders } from './readiness';
+import { GenerationFanout } from '../generations/generation-fanout';
+
+export type RegistryFaultPoint = 'binding.after-begin-materialize' | 'binding.before-finish-revoke' | 'generation.after-claim';
+
+const MATERIALIZE_WAIT_MS = 10_000;
+
+/**
+ * Binding generations: UNMATERIALIZED → MATERIALIZING → PROFILE_BOUND | MODEL_ONLY → REVOKING → CLOSED, every
+ * step a compare-and-set in PostgreSQL, so the latch holds across replicas.
+ */
+@Injectable()
+export class BindingService {
+  constructor(
+    private readonly store: RegistryStoreAccess,
+    private readonly bus: BusClient,
+    private readonly keys: KeyRing,
+    private readonly fanout: GenerationFanout,
+    @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
+    @Inject(REGISTRY_FAULTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
+  ) {}
+
+  async toolset(toolsetId: string): Promise<ToolsetRow> {
+    const toolset = await this.store.toolsets.get(toolsetId);
+    if (!toolset) throw new AppHostError('NOT_FOUND', `toolset ${toolsetId} does not exist`);
+    return toolset;
+  }
+
+  /** The current binding generation, materialized (at most one construction, whoever asks first). */
+  async materialized(toolsetId: string): Promise<{ toolset: ToolsetRow; binding: BindingRow }> {
+    const toolset = await this.toolset(toolsetId);
+    const generation = toolset.currentGeneration;
+    if (await this.store.toolsets.beginMaterialize(toolsetId, generation)) {
+      await this.faults.hit('binding.after-begin-materialize');
+      await this.construct(toolset, generation);
+    }
+    const deadline = Date.now() + MATERIALIZE_WAIT_MS;
+    for (;;) {
+      const binding = await this.binding(toolsetId, generation);
+      if (binding.state === 'PROFILE_BOUND' || binding.state === 'MODEL_ONLY') return { toolset, binding };
+      if (binding.state === 'REVOKING' || binding.state === 'CLOSED') throw closedError(toolsetId, generation, binding.state);
+      if (Date.now() > deadline) throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, { details: { reason: 'BINDING_MATERIALIZING' } });
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  }
+
+  /** Revokes the current binding generation: closes advertising connections, then REVOKING → CLOSED (once). */
+  async revoke(toolsetId: string): Promise<ToolsetStatus> {
+    const toolset = await this.toolset(toolsetId);
+    await this.closeGeneration(toolsetId, toolset.currentGeneration, 'all');
+    return this.status(toolsetId);
+  }
+
+  /** Installs a new binding generation and materializes it; the old one is revoked and never comes back. */
+  async rebind(toolsetId: string): Promise<ToolsetStatus> {
+    const toolset = await this.toolset(toolsetId);
+    const old = toolset.currentGeneration;
+    if (!(await this.store.toolsets.installNextGeneration(toolsetId, old))) {
+      throw new AppHostError('CONFLICT', `toolset ${toolsetId} was rebound concurrently`, { details: { reason: 'REBIND_RACE' } });
+    }
+    // Advertising connections go now; model-only (non-advertising) ones drain and close at their last release.
+    await this.closeGeneration(toolsetId, old, 'advertising');
+    await this.materialized(toolsetId).catch((error: unknown) => {
+      if (!(error instanceof AppHostError && error.details?.['reason'] === 'BINDING_CLOSED')) throw error;
+    });
+    return this.status(toolsetId);
+  }
+
+  async status(toolsetId: string): Promise<ToolsetStatus> {
+    const toolset = await this.toolset(toolsetId);
+    const binding = await this.binding(toolsetId, toolset.currentGeneration);
+    return {
+      toolsetId,
+      profileId: toolset.profileId,
+      state: binding.state,
+      bindingGeneration: binding.generation,
+      bindingRevision: binding.bindingRevision,
+      readiness: binding.readiness,
+      transport: toolset.spec.connection.kind,
+      protocol: toolset.spec.protocol,
+      liveConnections: await this.store.generations.liveCount(toolsetId),
+    };
+  }
+
+  async verifyRevision(toolsetId: string, bindingRevision: string): Promise<{ valid: boolean; keyId: string; current: boolean }> {
+    const toolset = await this.toolset(toolsetId);
+    if (!toolset.profileId) throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: { reason: 'MODEL_ONLY' } });
+    const profile = await this.store.profiles.get(toolset.profileId);
+    if (!profile) throw new AppHostError('NOT_FOUND', `profile ${toolset.profileId} does not exist`);
+    const verdict = await this.keys.verify(BINDING_REVISION_PURPOSE, bindingDigest(toolsetId, toolset.profileId, profile), bindingRevision);
+    const binding = await this.binding(toolsetId, toolset.currentGeneration);
+    const current = verdict.valid && binding.state === 'PROFILE_BOUND';
+    return { ...verdict, current };
+  }
+
+  private async closeGeneration(toolsetId: string, generation: number, scope: 'advertising' | 'all'): Promise<void> {
+    const state = await this.store.toolsets.beginRevoke(toolsetId, generation);
+    if (state !== 'REVOKING') return; // CLOSED already (or closed before it was ever materialized)
+    await this.fanout.closeBinding(toolsetId, generation, scope);
+    await this.faults.hit('binding.before-finish-revoke');
+    await this.store.toolsets.finishRevoke(toolsetId, generation);
+  }
+
+  private async construct(toolset: ToolsetRow, generation: number): Promise<void> {
+    if (!toolset.profileId) {
+      await this.store.toolsets.finishMaterialize(toolset.toolsetId, generation, 'MODEL_ONLY', [], null);
+      return;
+    }
+    const profile = await this.store.profiles.get(toolset.profileId);
+    if (!profile) throw new AppHostError('NOT_FOUND', `profile ${toolset.profileId} does not exist`);
+    const readiness = await probeProviders(this.bus, profile, this.config.providerTimeoutMs);
+    const bound = readiness.every((r) => r.present);
+    const revision = bound ? await this.keys.sign(BINDING_REVISION_PURPOSE, bindingDigest(toolset.toolsetId, toolset.profileId, profile)) : null;
+    const finished = await this.store.toolsets.finishMaterialize(toolset.toolsetId, generation, bound ? 'PROFILE_BOUND' : 'MODEL_ONLY', readiness, revision);
+    if (!finished) {
+      // A revocation arrived while we were constructing: it owns the close; nothing was handed out.
+      return;
+    }
+  }
+
+  private async binding(toolsetId: string, generation: number): Promise<BindingRow> {
+    const binding = await this.store.toolsets.binding(toolsetId, generation);
+    if (!binding) throw new AppHostError('NOT_FOUND', `binding ${toolsetId}#${generation} does not exist`);
+    return binding;
+  }
+}
+
+function closedError(toolsetId: string, generation: number, state: BindingState): AppHostError {
+  return new AppHostError('FAILED_PRECONDITION', `binding ${toolsetId}#${generation} is ${state}`, { details: { reason: 'BINDING_CLOSED', state, bindingGeneration: generation } });
+}

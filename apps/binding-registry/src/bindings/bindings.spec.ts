@@ -1,0 +1,180 @@
+import { ConnCallTool, ConnListTools, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
+import { requestOnGeneration } from '@apphost/mcp';
+import { FaultPoints } from '@apphost/runtime';
+import { REGISTRY_FAULTS } from '../registry.tokens';
+import { RegistryStoreAccess } from '../store/store-access';
+import { dropSchemasWithPrefix, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { expectTyped } from '../test/expect-error';
+import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import type { RegistryFaultPoint } from './binding.service';
+
+const prefix = uniquePrefix();
+let nats: PrivateNats;
+let registry: RegistryUnderTest;
+let providers: { stop(): Promise<void> };
+const handles: GenerationHandle[] = [];
+
+beforeAll(async () => {
+  nats = await startPrivateNats();
+  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  registry = await bootRegistry(nats.url, prefix);
+  await registry.client.request(RegistryPutProfile, { profileId: 'full', profile: profile() });
+}, 60_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  await providers?.stop();
+  await nats?.stop();
+  await dropSchemasWithPrefix(prefix);
+});
+
+const bus = () => registry.client;
+async function acquire(toolsetId: string, connectionClass: 'app-safe' | 'full' = 'app-safe', sessionId = 's1'): Promise<GenerationHandle> {
+  const handle = await bus().request(RegistryAcquireGeneration, { toolsetId, connectionClass, principal: alice, session: session(sessionId), holder: { kind: 'view', id: `v-${handles.length}` } });
+  handles.push(handle);
+  return handle;
+}
+async function observedUi(handle: GenerationHandle): Promise<boolean> {
+  const out = await requestOnGeneration(bus(), ConnCallTool, handle, { callId: `c-${Math.random()}`, name: 'observed-capabilities', arguments: {} });
+  if (out.kind !== 'complete') throw new Error('unexpected input round');
+  return (out.result['structuredContent'] as { ui: boolean }).ui;
+}
+async function listedUiMeta(handle: GenerationHandle): Promise<unknown> {
+  const { tools } = await requestOnGeneration(bus(), ConnListTools, handle, {});
+  return tools.find((t) => t.name === 'show-widget')?._meta;
+}
+
+describe('readiness: PROFILE_BOUND advertises, every missing provider means MODEL_ONLY and no advertisement', () => {
+  it('a profile whose providers all answer is PROFILE_BOUND and its app-safe connection advertises on the wire', async () => {
+    const { status } = await bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('capability-gated', 'full') });
+    expect(status).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 1, bindingRevision: expect.stringMatching(/^v1\./) });
+    expect(status.readiness.every((r) => r.present)).toBe(true);
+    const handle = await acquire('bound');
+    expect(handle).toMatchObject({ advertisesUi: true, ownerInstanceId: registry.instanceId, bindingRevision: status.bindingRevision });
+    expect(await observedUi(handle)).toBe(true);
+    expect(await listedUiMeta(handle)).toEqual({ ui: { resourceUri: 'ui://capability-gated/widget.html' } });
+  }, 60_000);
+
+  it('a full connection of a PROFILE_BOUND binding never advertises', async () => {
+    const handle = await acquire('bound', 'full');
+    expect(handle.advertisesUi).toBe(false);
+    expect(await observedUi(handle)).toBe(false);
+  }, 60_000);
+
+  const kinds = ['principalResolver', 'sessionAuthorizer', 'keyProvider', 'sealedResultStore', 'lifecycleStore', 'exportAuditStore'] as const;
+  it.each(kinds)('missing %s → MODEL_ONLY, and the capability-gated server sees no advertisement', async (kind) => {
+    const base = profile();
+    await bus().request(RegistryPutProfile, { profileId: `no-${kind}`, profile: profile({ [kind]: { ...base.providers[kind], namespace: 'absent-namespace' } }) });
+    const { status } = await bus().request(RegistryPutToolset, { toolsetId: `no-${kind}`, spec: fixtureSpec('capability-gated', `no-${kind}`) });
+    expect(status.state).toBe('MODEL_ONLY');
+    expect(status.bindingRevision).toBeNull();
+    expect(status.readiness.find((r) => r.provider === kind)).toMatchObject({ present: false, reason: 'NAMESPACE_MISMATCH' });
+    expect(status.readiness.filter((r) => !r.present)).toHaveLength(1);
+    const handle = await acquire(`no-${kind}`);
+    expect(handle.advertisesUi).toBe(false);
+    expect(await observedUi(handle)).toBe(false);
+    expect(await listedUiMeta(handle)).toBeUndefined();
+  }, 60_000);
+
+  it('a toolset without a profile is MODEL_ONLY by construction', async () => {
+    const { status } = await bus().request(RegistryPutToolset, { toolsetId: 'no-profile', spec: fixtureSpec('capability-gated', null) });
+    expect(status).toMatchObject({ state: 'MODEL_ONLY', readiness: [], bindingRevision: null });
+  });
+});
+
+describe('profiles and toolset specs are immutable', () => {
+  it('same content is idempotent; other content under the same id is CONFLICT', async () => {
+    expect(await bus().request(RegistryPutProfile, { profileId: 'full', profile: profile() })).toMatchObject({ created: false });
+    const conflict = await expectTyped(bus().request(RegistryPutProfile, { profileId: 'full', profile: { ...profile(), renderer: { id: 'other', version: '2' } } }));
+    expect(conflict.code).toBe('CONFLICT');
+    expect(await bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('capability-gated', 'full') })).toMatchObject({ created: false });
+    expect((await expectTyped(bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('hostile', 'full') }))).code).toBe('CONFLICT');
+  });
+
+  it('rejects invalid profiles before any effect', async () => {
+    const bad = { ...profile(), extension: { mimeTypes: ['text/html'] } };
+    expect((await expectTyped(bus().request(RegistryPutProfile, { profileId: 'bad', profile: bad }))).code).toBe('INVALID_ARGUMENT');
+    expect((await expectTyped(bus().request(RegistryGetToolset, { toolsetId: 'nope' }))).code).toBe('NOT_FOUND');
+  });
+});
+
+describe('binding lifecycle latch', () => {
+  const faults = () => registry.running.app.get<FaultPoints<RegistryFaultPoint>>(REGISTRY_FAULTS);
+  const store = () => registry.running.app.get(RegistryStoreAccess);
+
+  it('close before materialize: zero constructions, CLOSED; use after CLOSED is a typed error; close is idempotent', async () => {
+    await bus().request(RegistryPutToolset, { toolsetId: 'latch-a', spec: fixtureSpec('stateful-nonce', 'full') });
+    expect(await store().toolsets.installNextGeneration('latch-a', 1)).toBe(true); // generation 2, never materialized
+    await store().toolsets.beginRevoke('latch-a', 1);
+    await store().toolsets.finishRevoke('latch-a', 1);
+    const revoked = await bus().request(RegistryRevokeToolset, { toolsetId: 'latch-a' });
+    expect(revoked).toMatchObject({ state: 'CLOSED', bindingGeneration: 2 });
+    expect(await store().toolsets.binding('latch-a', 2)).toMatchObject({ constructions: 0, closes: 0, state: 'CLOSED' });
+    expect(await bus().request(RegistryRevokeToolset, { toolsetId: 'latch-a' })).toMatchObject({ state: 'CLOSED' });
+    const used = await expectTyped(acquire('latch-a'));
+    expect(used).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'BINDING_CLOSED' } });
+  }, 60_000);
+
+  it('materialize racing close: one construction, exactly one close, the binding ends CLOSED', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let reached!: () => void;
+    const atMaterialize = new Promise<void>((r) => (reached = r));
+    faults().arm('binding.after-begin-materialize', async () => {
+      reached();
+      await held;
+    });
+    const put = bus().request(RegistryPutToolset, { toolsetId: 'latch-b', spec: fixtureSpec('stateful-nonce', 'full') });
+    await atMaterialize;
+    const [first, second] = await Promise.all([bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' }), bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' })]);
+    release();
+    const { status } = await put;
+    for (const s of [first, second, status]) expect(['REVOKING', 'CLOSED']).toContain(s.state);
+    expect(await store().toolsets.binding('latch-b', 1)).toMatchObject({ constructions: 1, closes: 1, state: 'CLOSED' });
+  }, 60_000);
+});
+
+describe('revocation and rebind on live pooled connections', () => {
+  it('revoke closes the advertising connection (holders get CONNECTION_GENERATION_GONE); a rebind without a provider does not advertise', async () => {
+    await bus().request(RegistryPutToolset, { toolsetId: 'pooled', spec: fixtureSpec('capability-gated', 'full') });
+    const before = await acquire('pooled');
+    expect(await observedUi(before)).toBe(true);
+    const revoked = await bus().request(RegistryRevokeToolset, { toolsetId: 'pooled' });
+    expect(revoked).toMatchObject({ state: 'CLOSED', liveConnections: 0 });
+    const gone = await expectTyped(observedUi(before));
+    expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
+
+    await providers.stop(); // the sealed store (and the rest) disappear
+    try {
+      const rebound = await bus().request(RegistryRebindToolset, { toolsetId: 'pooled' });
+      expect(rebound).toMatchObject({ state: 'MODEL_ONLY', bindingGeneration: 2 });
+      const after = await acquire('pooled');
+      expect(after).toMatchObject({ advertisesUi: false, bindingGeneration: 2 });
+      expect(after.generationId).not.toBe(before.generationId);
+      expect(await observedUi(after)).toBe(false);
+    } finally {
+      providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+    }
+  }, 60_000);
+
+  it('rebind racing in-flight calls and listings: the old generation fails typed, the new one serves, old never returns', async () => {
+    await bus().request(RegistryPutToolset, { toolsetId: 'racing', spec: fixtureSpec('stateful-nonce', 'full') });
+    const old = await acquire('racing');
+    const slow = requestOnGeneration(bus(), ConnCallTool, old, { callId: 'slow-1', name: 'slow', arguments: { ms: 3000, steps: 3 } });
+    const listing = requestOnGeneration(bus(), ConnListTools, old, {});
+    await new Promise((r) => setTimeout(r, 200));
+    const rebound = await bus().request(RegistryRebindToolset, { toolsetId: 'racing' });
+    expect(rebound).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 2 });
+    const slowError = await expectTyped(slow);
+    expect(slowError.details?.['reason']).toBe('CONNECTION_GENERATION_GONE');
+    const listed = await listing.then((l) => l.tools.length, (e: unknown) => e);
+    // The listing either finished before the swap or failed typed; never a partial catalog.
+    if (typeof listed === 'number') expect(listed).toBe(5);
+    else expect(listed).toMatchObject({ details: { reason: 'CONNECTION_GENERATION_GONE' } });
+    const fresh = await acquire('racing');
+    expect(fresh.bindingGeneration).toBe(2);
+    expect(fresh.generationId).not.toBe(old.generationId);
+    await expect(requestOnGeneration(bus(), ConnCallTool, fresh, { callId: 'ok', name: 'whoami', arguments: {} })).resolves.toMatchObject({ kind: 'complete' });
+    expect((await expectTyped(requestOnGeneration(bus(), ConnListTools, old, {}))).details?.['reason']).toBe('CONNECTION_GENERATION_GONE');
+  }, 60_000);
+});

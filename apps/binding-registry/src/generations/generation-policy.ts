@@ -1,0 +1,33 @@
+import { DEFAULT_DISCOVERY_BOUNDS, DEFAULT_MRTR_LIMITS, type DiscoveryBounds, type MrtrLimits } from '@apphost/mcp';
+import type { HostProfile } from '@apphost/contracts';
+
+/** What governs one live generation, taken from its profile (defaults for model-only toolsets without one). */
+export interface GenerationPolicy {
+  discovery: DiscoveryBounds;
+  mrtr: MrtrLimits;
+  callTimeoutMs: number;
+  readTimeoutMs: number;
+  idleEvictMs: number;
+  maxLifetimeMs: number;
+}
+
+export const DEFAULT_GENERATION_POLICY: GenerationPolicy = {
+  discovery: DEFAULT_DISCOVERY_BOUNDS,
+  mrtr: DEFAULT_MRTR_LIMITS,
+  callTimeoutMs: 60_000,
+  readTimeoutMs: 30_000,
+  idleEvictMs: 5 * 60_000,
+  maxLifetimeMs: 8 * 3600_000,
+};
+
+export function policyOf(profile: HostProfile | undefined): GenerationPolicy {
+  if (!profile) return DEFAULT_GENERATION_POLICY;
+  return {
+    discovery: profile.limits.discovery,
+    mrtr: profile.limits.mrtr,
+    callTimeoutMs: profile.limits.callTimeoutMs,
+    readTimeoutMs: profile.limits.readTimeoutMs,
+    idleEvictMs: profile.connectionPolicy.idleEvictMs,
+    maxLifetimeMs: profile.connectionPolicy.maxLifetimeMs,
+  };
+}

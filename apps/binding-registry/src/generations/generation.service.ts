@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
+import { AppHostError, CONNECTION_GENERATION_GONE, ConnRetain, type GenerationHandle, type ParsedRequestOf, type RegistryAcquireGeneration } from '@apphost/contracts';
+import { McpConnection } from '@apphost/mcp';
+import { FaultPoints } from '@apphost/runtime';
+import { BindingService, type RegistryFaultPoint } from '../bindings/binding.service';
+import { KeyRing } from '../keys/key-ring';
+import { RegistryStoreAccess } from '../store/store-access';
+import type { GenerationRow } from '../store/generations.repository';
+import { REGISTRY_CONFIG, REGISTRY_FAULTS, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
+import type { RegistryConfig } from '../registry.config';
+import { generationKey, principalIdentity, SECURITY_DOMAIN_PURPOSE } from './generation-key';
+import { policyOf } from './generation-policy';
+import { OwnedGenerations } from './owned-generations';
+import { resolveTarget } from './target';
+
+type AcquireRequest = ParsedRequestOf<typeof RegistryAcquireGeneration>;
+const CLAIM_ATTEMPTS = 3;
+
+/**
+ * Acquire: find the one live generation of a key across all replicas, or claim it here and open its connection.
+ * A reference for the caller is then taken on the owner (locally, or on its per-instance subject).
+ */
+@Injectable()
+export class GenerationService {
+  constructor(
+    private readonly store: RegistryStoreAccess,
+    private readonly bindings: BindingService,
+    private readonly keys: KeyRing,
+    private readonly owned: OwnedGenerations,
+    private readonly bus: BusClient,
+    @Inject(REGISTRY_INSTANCE) private readonly instance: RegistryInstance,
+    @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
+    @Inject(REGISTRY_FAULTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
+  ) {}
+
+  async acquire(request: AcquireRequest): Promise<GenerationHandle> {
+    const { toolset, binding } = await this.bindings.materialized(request.toolsetId);
+    const profile = toolset.profileId ? await this.store.profiles.get(toolset.profileId) : undefined;
+    const perSession = (profile?.connectionPolicy.affinity ?? 'per-session') === 'per-session';
+    if (perSession && !request.session) {
+      throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', { details: { reason: 'SESSION_REQUIRED' } });
+    }
+    const advertisesUi = request.connectionClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
+    const securityDomain = await this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal));
+    const key = generationKey({
+      toolsetId: toolset.toolsetId,
+      bindingGeneration: binding.generation,
+      connectionClass: request.connectionClass,
+      securityDomain,
+      session: perSession && request.session ? { key: request.session.key, incarnation: request.session.incarnation } : null,
+    });
+    const policy = policyOf(profile);
+
+    for (let attempt = 1; ; attempt++) {
+      let row = await this.store.generations.findLive(key);
+      if (!row) {
+        await this.store.generations.expireDeadOwner(key);
+        row = await this.store.generations.claim({
+          generationId: randomUUID(),
+          generationKey: key,
+          toolsetId: toolset.toolsetId,
+          bindingGeneration: binding.generation,
+          connectionClass: request.connectionClass,
+          advertisesUi,
+          ownerInstance: this.instance.instanceId,
+          ownerIncarnation: this.instance.incarnation,
+        });
+        if (row) {
+          await this.faults.hit('generation.after-claim');
+          const target = resolveTarget(toolset.spec, this.config);
+          const profileMime = profile?.extension.mimeTypes;
+          this.owned.local.add(row, policy, (onClosed) =>
+            McpConnection.open({
+              target,
+              connectionClass: request.connectionClass,
+              advertiseUi: advertisesUi,
+              mimeTypes: profileMime,
+              protocol: toolset.spec.protocol,
+              connectTimeoutMs: this.config.connectTimeoutMs,
+              requestTimeoutMs: policy.callTimeoutMs,
+              mrtr: policy.mrtr,
+              onClosed: (reason) => reason === 'transport' && onClosed(),
+            }),
+          );
+        }
+      }
+      if (!row) {
+        if (attempt >= CLAIM_ATTEMPTS) throw new AppHostError('UNAVAILABLE', 'could not claim the connection generation', { details: { reason: 'CLAIM_CONTENDED' } });
+        continue;
+      }
+      const leaseId = randomUUID();
+      try {
+        await this.retain(row, leaseId, request.holder);
+      } catch (error) {
+        if (attempt < CLAIM_ATTEMPTS && error instanceof AppHostError && error.details?.['reason'] === CONNECTION_GENERATION_GONE) continue;
+        throw error;
+      }
+      return {
+        generationId: row.generationId,
+        ownerInstanceId: row.ownerInstance,
+        fence: row.fence,
+        toolsetId: row.toolsetId,
+        bindingGeneration: row.bindingGeneration,
+        connectionClass: row.connectionClass,
+        advertisesUi: row.advertisesUi,
+        bindingRevision: row.advertisesUi ? binding.bindingRevision : null,
+        leaseId,
+      };
+    }
+  }
+
+  private async retain(row: GenerationRow, leaseId: string, holder: { kind: string; id: string }): Promise<void> {
+    const ref = { generationId: row.generationId, fence: row.fence };
+    if (row.ownerInstance === this.instance.instanceId) {
+      await this.owned.local.retain(ref, leaseId, holder);
+      return;
+    }
+    await this.bus.request(ConnRetain, { ref, leaseId, holder }, { instance: { id: row.ownerInstance, segment: 'conn' }, timeoutMs: this.config.connectTimeoutMs + 1000 });
+  }
+}

@@ -1,0 +1,155 @@
+import type { Logger } from '@apphost/runtime';
+import type { McpConnection } from '@apphost/mcp';
+import { AppHostError } from '@apphost/contracts';
+import type { GenerationRow, GenerationsRepository } from '../store/generations.repository';
+import { generationGone } from './generation-errors';
+import type { GenerationPolicy } from './generation-policy';
+
+export interface LocalGeneration {
+  row: GenerationRow;
+  policy: GenerationPolicy;
+  opening: Promise<McpConnection>;
+  connection?: McpConnection;
+  leases: Map<string, { kind: string; id: string }>;
+  inflight: number;
+  calls: Map<string, AbortController>;
+  ended?: string;
+  idleTimer?: NodeJS.Timeout;
+  lifetimeTimer?: NodeJS.Timeout;
+}
+
+/**
+ * The connection generations this process owns: the live MCP connections, their references (leases held by
+ * Views, reservations, runners; in-flight operations), idle eviction and maximum lifetime. Ending a generation
+ * closes its connection and marks its directory row (guarded by the fence); it never comes back.
+ */
+export class LocalGenerations {
+  private readonly generations = new Map<string, LocalGeneration>();
+
+  constructor(
+    private readonly repository: GenerationsRepository,
+    private readonly logger: Logger,
+    private readonly ownershipValid: () => boolean,
+  ) {}
+
+  add(row: GenerationRow, policy: GenerationPolicy, open: (onClosed: () => void) => Promise<McpConnection>): LocalGeneration {
+    const local: LocalGeneration = { row, policy, leases: new Map(), inflight: 0, calls: new Map(), opening: undefined as unknown as Promise<McpConnection> };
+    local.opening = open(() => void this.end(local, 'GONE', 'TRANSPORT_CLOSED')).then(
+      (connection) => {
+        local.connection = connection;
+        if (local.ended) void connection.close();
+        return connection;
+      },
+      async (error: unknown) => {
+        await this.end(local, 'CLOSED', 'OPEN_FAILED');
+        throw error;
+      },
+    );
+    local.opening.catch(() => undefined);
+    local.lifetimeTimer = setTimeout(() => void this.end(local, 'CLOSED', 'MAX_LIFETIME'), policy.maxLifetimeMs);
+    local.lifetimeTimer.unref();
+    this.generations.set(row.generationId, local);
+    this.logger.info({ generationId: row.generationId, fence: row.fence, toolsetId: row.toolsetId, bindingGeneration: row.bindingGeneration, connectionClass: row.connectionClass, advertisesUi: row.advertisesUi }, 'connection generation claimed');
+    return local;
+  }
+
+  /** The generation named by `ref`, or CONNECTION_GENERATION_GONE (unknown here, other fence, ended, or ownership lost). */
+  get(ref: { generationId: string; fence: number }): LocalGeneration {
+    const local = this.generations.get(ref.generationId);
+    if (!local || local.ended) throw generationGone(ref.generationId, local?.ended ?? 'NOT_OWNED_HERE');
+    if (local.row.fence !== ref.fence) throw generationGone(ref.generationId, 'FENCE_MISMATCH');
+    if (!this.ownershipValid()) throw generationGone(ref.generationId, 'OWNERSHIP_LEASE_LAPSED');
+    return local;
+  }
+
+  /** Runs one operation as an in-flight reference; a connection that died underneath ends the generation. */
+  async run<T>(ref: { generationId: string; fence: number }, work: (connection: McpConnection, local: LocalGeneration) => Promise<T>): Promise<T> {
+    const local = this.get(ref);
+    local.inflight++;
+    this.cancelIdle(local);
+    try {
+      const connection = local.connection ?? (await local.opening);
+      return await work(connection, local);
+    } catch (error) {
+      if (connectionClosed(error) || local.ended) throw generationGone(ref.generationId, local.ended ?? 'TRANSPORT_CLOSED');
+      throw error;
+    } finally {
+      local.inflight--;
+      this.maybeIdle(local);
+    }
+  }
+
+  async retain(ref: { generationId: string; fence: number }, leaseId: string, holder: { kind: string; id: string }): Promise<number> {
+    const local = this.get(ref);
+    local.leases.set(leaseId, holder);
+    this.cancelIdle(local);
+    try {
+      await local.opening;
+    } catch (error) {
+      local.leases.delete(leaseId);
+      throw error;
+    }
+    if (local.ended) throw generationGone(ref.generationId, local.ended);
+    return local.leases.size;
+  }
+
+  /** Token-idempotent: a second release of the same lease changes nothing. The last release makes it evictable. */
+  release(ref: { generationId: string; fence: number }, leaseId: string): { released: boolean; references: number } {
+    const local = this.get(ref);
+    const released = local.leases.delete(leaseId);
+    this.maybeIdle(local);
+    return { released, references: local.leases.size };
+  }
+
+  async closeBinding(toolsetId: string, bindingGeneration: number, scope: 'advertising' | 'all'): Promise<number> {
+    const targets = [...this.generations.values()].filter(
+      (g) => !g.ended && g.row.toolsetId === toolsetId && g.row.bindingGeneration === bindingGeneration && (scope === 'all' || g.row.advertisesUi),
+    );
+    await Promise.all(targets.map((g) => this.end(g, 'CLOSED', 'BINDING_REVOKED')));
+    // Non-advertising generations of a replaced binding drain: no new references, closed at the last release.
+    for (const g of this.generations.values()) if (!g.ended && g.row.toolsetId === toolsetId && g.row.bindingGeneration === bindingGeneration) this.maybeIdle(g, 0);
+    return targets.length;
+  }
+
+  async endAll(state: 'CLOSED' | 'GONE', reason: string): Promise<void> {
+    await Promise.all([...this.generations.values()].map((g) => this.end(g, state, reason)));
+  }
+
+  cancelCall(ref: { generationId: string; fence: number }, callId: string): boolean {
+    const controller = this.get(ref).calls.get(callId);
+    controller?.abort('cancelled by the caller');
+    return controller !== undefined;
+  }
+
+  get size(): number {
+    return [...this.generations.values()].filter((g) => !g.ended).length;
+  }
+
+  private async end(local: LocalGeneration, state: 'CLOSED' | 'GONE', reason: string): Promise<void> {
+    if (local.ended) return;
+    local.ended = reason;
+    this.cancelIdle(local);
+    clearTimeout(local.lifetimeTimer);
+    for (const controller of local.calls.values()) controller.abort(reason);
+    this.generations.delete(local.row.generationId);
+    await local.connection?.close().catch(() => undefined);
+    await this.repository.end(local.row.generationId, local.row.fence, state, reason).catch((err: unknown) => this.logger.warn({ err, generationId: local.row.generationId }, 'could not record the end of a generation'));
+    this.logger.info({ generationId: local.row.generationId, fence: local.row.fence, state, reason }, 'connection generation ended');
+  }
+
+  private maybeIdle(local: LocalGeneration, delayMs = local.policy.idleEvictMs): void {
+    if (local.ended || local.leases.size > 0 || local.inflight > 0) return;
+    this.cancelIdle(local);
+    local.idleTimer = setTimeout(() => void this.end(local, 'CLOSED', 'IDLE_EVICTED'), delayMs);
+    local.idleTimer.unref();
+  }
+
+  private cancelIdle(local: LocalGeneration): void {
+    if (local.idleTimer) clearTimeout(local.idleTimer);
+    local.idleTimer = undefined;
+  }
+}
+
+function connectionClosed(error: unknown): boolean {
+  return error instanceof AppHostError && error.details?.['reason'] === 'CONNECTION_CLOSED';
+}

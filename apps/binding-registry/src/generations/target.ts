@@ -1,0 +1,25 @@
+import { AppHostError, type ToolsetSpec } from '@apphost/contracts';
+import type { McpTarget } from '@apphost/mcp';
+import type { RegistryConfig } from '../registry.config';
+
+/** Resolves a stored spec into a connection target: stdio only if allowed, header references from configured secrets. */
+export function resolveTarget(spec: ToolsetSpec, config: RegistryConfig): McpTarget {
+  const c = spec.connection;
+  if (c.kind === 'stdio') {
+    if (!config.allowStdio) throw stdioRefused();
+    return { kind: 'stdio', command: c.command, args: c.args, env: c.env, cwd: c.cwd };
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, ref] of Object.entries(c.headers)) {
+    const value = config.secrets.get(ref.secretRef);
+    if (value === undefined) throw new AppHostError('FAILED_PRECONDITION', `secret ${ref.secretRef} is not configured`, { details: { reason: 'SECRET_MISSING', secretRef: ref.secretRef } });
+    headers[name] = value;
+  }
+  return { kind: 'http', url: c.url, headers };
+}
+
+export function stdioRefused(): AppHostError {
+  return new AppHostError('PERMISSION_DENIED', 'stdio toolsets run commands on the registry host and are not allowed by this deployment (REGISTRY_ALLOW_STDIO)', {
+    details: { reason: 'STDIO_NOT_ALLOWED' },
+  });
+}

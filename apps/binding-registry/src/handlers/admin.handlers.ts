@@ -1,0 +1,70 @@
+import { Injectable } from '@nestjs/common';
+import { BusHandler } from '@apphost/bus';
+import {
+  RegistryAcquireGeneration,
+  RegistryGetToolset,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  RegistryRebindToolset,
+  RegistryRevokeToolset,
+  RegistryRotateKeys,
+  RegistryVerifyBindingRevision,
+  type ParsedRequestOf,
+  type ResponseOf,
+} from '@apphost/contracts';
+import { BindingService } from '../bindings/binding.service';
+import { CatalogService } from '../bindings/catalog.service';
+import { GenerationService } from '../generations/generation.service';
+import { KeyRing } from '../keys/key-ring';
+
+
+/** The registry's service-level operations: any replica serves them (queue group `binding-registry`). */
+@Injectable()
+export class AdminHandlers {
+  constructor(
+    private readonly catalog: CatalogService,
+    private readonly bindings: BindingService,
+    private readonly generations: GenerationService,
+    private readonly keys: KeyRing,
+  ) {}
+
+  @BusHandler(RegistryPutProfile)
+  putProfile(r: ParsedRequestOf<typeof RegistryPutProfile>): Promise<ResponseOf<typeof RegistryPutProfile>> {
+    return this.catalog.putProfile(r.profileId, r.profile);
+  }
+
+  @BusHandler(RegistryPutToolset)
+  putToolset(r: ParsedRequestOf<typeof RegistryPutToolset>): Promise<ResponseOf<typeof RegistryPutToolset>> {
+    return this.catalog.putToolset(r.toolsetId, r.spec);
+  }
+
+  @BusHandler(RegistryGetToolset)
+  getToolset(r: ParsedRequestOf<typeof RegistryGetToolset>): Promise<ResponseOf<typeof RegistryGetToolset>> {
+    return this.bindings.status(r.toolsetId);
+  }
+
+  @BusHandler(RegistryRevokeToolset)
+  revoke(r: ParsedRequestOf<typeof RegistryRevokeToolset>): Promise<ResponseOf<typeof RegistryRevokeToolset>> {
+    return this.bindings.revoke(r.toolsetId);
+  }
+
+  @BusHandler(RegistryRebindToolset)
+  rebind(r: ParsedRequestOf<typeof RegistryRebindToolset>): Promise<ResponseOf<typeof RegistryRebindToolset>> {
+    return this.bindings.rebind(r.toolsetId);
+  }
+
+  @BusHandler(RegistryRotateKeys)
+  rotate(): Promise<ResponseOf<typeof RegistryRotateKeys>> {
+    return this.keys.rotate();
+  }
+
+  @BusHandler(RegistryVerifyBindingRevision)
+  verify(r: ParsedRequestOf<typeof RegistryVerifyBindingRevision>): Promise<ResponseOf<typeof RegistryVerifyBindingRevision>> {
+    return this.bindings.verifyRevision(r.toolsetId, r.bindingRevision);
+  }
+
+  @BusHandler(RegistryAcquireGeneration)
+  acquire(r: ParsedRequestOf<typeof RegistryAcquireGeneration>): Promise<ResponseOf<typeof RegistryAcquireGeneration>> {
+    return this.generations.acquire(r);
+  }
+}

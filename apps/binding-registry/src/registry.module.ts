@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import { Module, type DynamicModule } from '@nestjs/common';
+import { FaultPoints } from '@apphost/runtime';
+import { BindingService } from './bindings/binding.service';
+import { CatalogService } from './bindings/catalog.service';
+import { GenerationFanout } from './generations/generation-fanout';
+import { GenerationService } from './generations/generation.service';
+import { OwnedGenerations } from './generations/owned-generations';
+import { AdminHandlers } from './handlers/admin.handlers';
+import { ConnectionHandlers } from './handlers/connection.handlers';
+import { keyRingProvider } from './keys/key-ring.provider';
+import type { RegistryConfig } from './registry.config';
+import { REGISTRY_CONFIG, REGISTRY_FAULTS, REGISTRY_INSTANCE } from './registry.tokens';
+import type { RegistryStore } from './store/registry-store';
+import { RegistryStoreAccess } from './store/store-access';
+
+@Module({})
+export class RegistryModule {
+  static register(store: RegistryStore, config: RegistryConfig, instanceId: string): DynamicModule {
+    return {
+      module: RegistryModule,
+      providers: [
+        { provide: RegistryStoreAccess, useValue: new RegistryStoreAccess(store) },
+        { provide: REGISTRY_CONFIG, useValue: config },
+        { provide: REGISTRY_FAULTS, useValue: new FaultPoints() },
+        { provide: REGISTRY_INSTANCE, useValue: { instanceId, incarnation: randomUUID() } },
+        keyRingProvider,
+        OwnedGenerations,
+        GenerationFanout,
+        BindingService,
+        CatalogService,
+        GenerationService,
+        AdminHandlers,
+        ConnectionHandlers,
+      ],
+      exports: [BindingService, GenerationService, OwnedGenerations, REGISTRY_FAULTS, REGISTRY_INSTANCE],
+    };
+  }
+}

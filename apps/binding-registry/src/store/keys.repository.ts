@@ -1,0 +1,60 @@
+import type { Pool } from 'pg';
+
+export interface KeyRow {
+  keyId: string;
+  state: 'ACTIVE' | 'VERIFYING' | 'RETIRED';
+  material: Buffer | null;
+  wrapped: boolean;
+  verifyUntil: Date | null;
+}
+
+/** The key ring's rows. Material is stored wrapped under the host key when one is configured. */
+export class KeysRepository {
+  constructor(private readonly pool: Pool) {}
+
+  async all(): Promise<KeyRow[]> {
+    const { rows } = await this.pool.query(`SELECT key_id, state, material, wrapped, verify_until FROM key_ring ORDER BY created_at, key_id`);
+    return rows.map((r) => ({ keyId: r.key_id, state: r.state, material: r.material, wrapped: r.wrapped, verifyUntil: r.verify_until }));
+  }
+
+  /** The first key, when the ring is empty (the unique ACTIVE index settles a race between replicas). */
+  async insertFirst(keyId: string, material: Buffer, wrapped: boolean): Promise<boolean> {
+    const r = await this.pool.query(
+      `INSERT INTO key_ring (key_id, state, material, wrapped) SELECT $1, 'ACTIVE', $2, $3 WHERE NOT EXISTS (SELECT 1 FROM key_ring) ON CONFLICT DO NOTHING`,
+      [keyId, material, wrapped],
+    );
+    return r.rowCount === 1;
+  }
+
+  /**
+   * One rotation in one transaction: the current ACTIVE key (compared by id) verifies until now + window; keys
+   * past their window are retired and their material erased; the new key becomes ACTIVE.
+   */
+  async rotate(currentKeyId: string, keyId: string, material: Buffer, wrapped: boolean, windowMs: number): Promise<boolean> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const demoted = await client.query(
+        `UPDATE key_ring SET state = 'VERIFYING', verify_until = now() + make_interval(secs => $2::double precision / 1000) WHERE key_id = $1 AND state = 'ACTIVE'`,
+        [currentKeyId, windowMs],
+      );
+      if (demoted.rowCount !== 1) {
+        await client.query('ROLLBACK');
+        return false;
+      }
+      await client.query(`INSERT INTO key_ring (key_id, state, material, wrapped) VALUES ($1, 'ACTIVE', $2, $3)`, [keyId, material, wrapped]);
+      await client.query('COMMIT');
+      await this.retireExpired();
+      return true;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  async retireExpired(): Promise<void> {
+    await this.pool.query(`UPDATE key_ring SET state = 'RETIRED', material = NULL WHERE state = 'VERIFYING' AND verify_until <= now()`);
+  }
+}

@@ -1,0 +1,20 @@
+import { GenerationsRepository } from './generations.repository';
+import { KeysRepository } from './keys.repository';
+import { ProfilesRepository } from './profiles.repository';
+import type { RegistryStore } from './registry-store';
+import { ToolsetsRepository } from './toolsets.repository';
+
+/** Every repository of the registry, over one pool. */
+export class RegistryStoreAccess {
+  readonly profiles: ProfilesRepository;
+  readonly toolsets: ToolsetsRepository;
+  readonly generations: GenerationsRepository;
+  readonly keys: KeysRepository;
+
+  constructor(readonly store: RegistryStore) {
+    this.profiles = new ProfilesRepository(store.pool);
+    this.toolsets = new ToolsetsRepository(store.pool);
+    this.generations = new GenerationsRepository(store.pool);
+    this.keys = new KeysRepository(store.pool);
+  }
+}

@@ -1,0 +1,135 @@
+import { randomBytes } from 'node:crypto';
+import { BusClient, BusServer, NatsTransport } from '@apphost/bus';
+import { describeContract, type DescribeResponse, type HostProfile, type ServiceName, type ToolsetSpecInput } from '@apphost/contracts';
+import { startService, type RunningService } from '@apphost/runtime';
+import { TEST_DATABASE_URL, fixtureServerCommand, publishedServerCommand, type FixtureServerName, type PUBLISHED_SERVERS } from '@apphost/testing';
+import pino from 'pino';
+import { bindingRegistryService } from '../service';
+
+export interface RegistryUnderTest {
+  instanceId: string;
+  running: RunningService;
+  client: BusClient;
+  stop(): Promise<void>;
+}
+
+/** One registry instance on its own NATS connection (two of these are two registry replicas). */
+export async function bootRegistry(natsUrl: string, prefix: string, env: Record<string, string> = {}): Promise<RegistryUnderTest> {
+  const instanceId = env['INSTANCE_ID'] ?? `reg-${randomBytes(3).toString('hex')}`;
+  const transport = await NatsTransport.connect({ servers: natsUrl, name: `test-${instanceId}` });
+  try {
+    const running = await startService(bindingRegistryService, {
+      env: {
+        DATABASE_URL: TEST_DATABASE_URL,
+        DATABASE_SCHEMA_PREFIX: prefix,
+        INSTANCE_ID: instanceId,
+        REGISTRY_ALLOW_STDIO: 'true',
+        REGISTRY_INSTANCE_LEASE_MS: '3000',
+        REGISTRY_PROVIDER_TIMEOUT_MS: '500',
+        SHUTDOWN_GRACE_MS: '2000',
+        ...env,
+      },
+      transport,
+      http: false,
+      processMetrics: false,
+      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    });
+    let stopped = false;
+    return {
+      instanceId,
+      running,
+      client: new BusClient({ transport, defaultTimeoutMs: 30_000 }),
+      stop: async () => {
+        if (stopped) return;
+        stopped = true;
+        await running.close();
+        await transport.close();
+      },
+    };
+  } catch (error) {
+    await transport.close();
+    throw error;
+  }
+}
+
+export interface FakeProvider {
+  service: ServiceName;
+  namespace: string;
+  revision?: string;
+}
+
+/** Services answering `describe` with a given store identity: the providers a profile references. */
+export async function startFakeProviders(natsUrl: string, providers: FakeProvider[]): Promise<{ stop(): Promise<void> }> {
+  const transport = await NatsTransport.connect({ servers: natsUrl, name: 'fake-providers' });
+  const servers = providers.map((p) => {
+    const server = new BusServer({ transport, instanceId: `fake-${p.service}`, queueGroup: p.service, logger: { error: () => undefined, warn: () => undefined } });
+    server.register(describeContract(p.service), (): DescribeResponse => ({
+      service: p.service,
+      version: 'test',
+      instanceId: `fake-${p.service}`,
+      transport: 'nats',
+      startedAt: new Date().toISOString(),
+      stores: [{ kind: 'postgres', name: p.service, ready: true, namespace: p.namespace, ...(p.revision ? { revision: p.revision } : {}) }],
+    }));
+    server.start();
+    return server;
+  });
+  return {
+    stop: async () => {
+      await Promise.all(servers.map((s) => s.stop(100)));
+      await transport.close();
+    },
+  };
+}
+
+export const PROVIDERS: Record<string, FakeProvider> = {
+  principalResolver: { service: 'gateway', namespace: 'ns-gateway' },
+  sessionAuthorizer: { service: 'governed-operations', namespace: 'ns-governed' },
+  sealedResultStore: { service: 'sealed-result-store', namespace: 'ns-sealed', revision: '1' },
+  lifecycleStore: { service: 'lifecycle-store', namespace: 'ns-lifecycle' },
+  exportAuditStore: { service: 'export-audit', namespace: 'ns-export' },
+};
+
+/** A complete profile whose providers are the fakes above; the key provider is the registry itself. */
+export function profile(overrides: Partial<HostProfile['providers']> = {}, connection: Partial<HostProfile['connectionPolicy']> = {}): HostProfile {
+  const ref = (p: FakeProvider) => ({ service: p.service, namespace: p.namespace, ...(p.revision ? { revision: p.revision } : {}) });
+  return {
+    extension: { mimeTypes: ['text/html;profile=mcp-app'] },
+    hostCapabilities: { openLinks: true, serverTools: true, serverResources: true, logging: false, message: { text: true }, updateModelContext: { text: true, structuredContent: true } },
+    renderer: { id: 'apphost-reference-host', version: '1' },
+    providers: {
+      principalResolver: ref(PROVIDERS['principalResolver']),
+      sessionAuthorizer: ref(PROVIDERS['sessionAuthorizer']),
+      keyProvider: { service: 'binding-registry' },
+      sealedResultStore: ref(PROVIDERS['sealedResultStore']),
+      lifecycleStore: ref(PROVIDERS['lifecycleStore']),
+      exportAuditStore: ref(PROVIDERS['exportAuditStore']),
+      ...overrides,
+    },
+    replayClassification: { source: 'profile', revision: '1' },
+    callbackPolicy: { sampling: 'deny', elicitation: 'model-only', roots: 'deny' },
+    connectionPolicy: { affinity: 'per-session', idleEvictMs: 60_000, maxLifetimeMs: 600_000, ...connection },
+    resourcePolicy: { revision: '1', entries: [{ match: 'prefix', uri: 'ui://' }] },
+    limits: {
+      revision: '1',
+      discovery: { maxPages: 8, maxItems: 1000, maxBytes: 512 * 1024, maxTimeMs: 4000 },
+      mrtr: { maxRounds: 2, maxTotalMs: 30_000 },
+      callTimeoutMs: 20_000,
+      readTimeoutMs: 20_000,
+    },
+  };
+}
+
+export function fixtureSpec(name: FixtureServerName, profileId: string | null, args: string[] = [], protocol: 'legacy' | '2026-07-28' = 'legacy'): ToolsetSpecInput {
+  const cmd = fixtureServerCommand(name, args);
+  return { connection: { kind: 'stdio', command: cmd.command, args: cmd.args, cwd: cmd.cwd }, protocol, profileId };
+}
+
+export function publishedSpec(server: keyof typeof PUBLISHED_SERVERS, profileId: string | null): ToolsetSpecInput {
+  const cmd = publishedServerCommand(server);
+  return { connection: { kind: 'stdio', command: cmd.command, args: cmd.args, cwd: cmd.cwd }, profileId };
+}
+
+export const alice = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
+export const bob = { tenant: 'acme', subject: 'bob', scopes: ['runtime'] };
+export const session = (id: string, incarnation = 1) => ({ key: { tenant: 'acme', appName: 'app', userId: 'u', sessionId: id }, incarnation });

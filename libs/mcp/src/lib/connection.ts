@@ -1,0 +1,228 @@
+import { Client, StreamableHTTPClientTransport, isInputRequiredResult } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { AppHostError } from '@apphost/contracts';
+import { buildClientCapabilities, type AdvertisedCapabilities, type ConnectionClass } from './capabilities';
+import { APP_MIME_TYPE } from './constants';
+import { MCP_REASONS, toAppHostError } from './errors';
+import { DEFAULT_MRTR_LIMITS, MrtrFlows, type InputRequiredOutcome, type MrtrLimits } from './mrtr';
+import { DEFAULT_DISCOVERY_BOUNDS, walkPages, type DiscoveryBounds, type Walked } from './pagination';
+import type { McpTarget, ProtocolMode } from './target';
+
+export interface OpenConnectionOptions {
+  target: McpTarget;
+  connectionClass: ConnectionClass;
+  /** Honoured only for `app-safe`: advertise `extensions["io.modelcontextprotocol/ui"]`. */
+  advertiseUi: boolean;
+  mimeTypes?: readonly string[];
+  protocol?: ProtocolMode;
+  connectTimeoutMs: number;
+  /** Default per-request timeout when an operation does not give one. */
+  requestTimeoutMs?: number;
+  mrtr?: MrtrLimits;
+  clientInfo?: { name: string; version: string };
+  /** Called once when the connection ends for any reason (close, server exit, transport error). */
+  onClosed?: (reason: 'closed' | 'transport') => void;
+}
+
+export interface McpTool {
+  name: string;
+  description?: string;
+  inputSchema: Record<string, unknown>;
+  _meta?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+export interface CallToolInput {
+  name: string;
+  arguments?: Record<string, unknown>;
+  /** A continuation of an `input_required` round (`full` connections only). */
+  continuation?: { flowId: string; inputResponses: Record<string, unknown>; requestState?: string };
+}
+
+export interface CallToolOptions {
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+export type CallToolOutcome = { kind: 'complete'; result: Record<string, unknown> } | InputRequiredOutcome;
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/**
+ * One live MCP client connection of a class. Every request has a timeout; every failure is an AppHostError;
+ * nothing is retried. The advertisement is fixed at construction: an initialized connection cannot retract it,
+ * so revocation closes the connection.
+ */
+export class McpConnection {
+  private closedReason: 'closed' | 'transport' | undefined;
+  private readonly flows: MrtrFlows;
+
+  private constructor(
+    private readonly client: Client,
+    private readonly transport: StdioClientTransport | StreamableHTTPClientTransport,
+    readonly connectionClass: ConnectionClass,
+    readonly capabilities: AdvertisedCapabilities,
+    private readonly options: OpenConnectionOptions,
+  ) {
+    this.flows = new MrtrFlows(options.mrtr ?? DEFAULT_MRTR_LIMITS);
+  }
+
+  static async open(options: OpenConnectionOptions): Promise<McpConnection> {
+    const advertiseUi = options.connectionClass === 'app-safe' && options.advertiseUi;
+    const capabilities = buildClientCapabilities(options.connectionClass, advertiseUi, options.mimeTypes ?? [APP_MIME_TYPE]);
+    const protocol = options.protocol ?? 'legacy';
+    const client = new Client(options.clientInfo ?? { name: 'apphost-binding-registry', version: '1' }, {
+      capabilities: capabilities as never,
+      versionNegotiation: { mode: protocol === 'legacy' || protocol === 'auto' ? protocol : { pin: protocol } },
+      // The registry never fulfils input itself: app-safe refuses every round, full hands rounds to the caller.
+      inputRequired: { autoFulfill: false },
+      listMaxPages: 1,
+    });
+    if (options.connectionClass === 'full') {
+      // A 2025-era server pushing an elicitation: there is no user on this path, so it is cancelled.
+      client.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' as const }));
+    }
+    const transport = createTransport(options.target);
+    const connection = new McpConnection(client, transport, options.connectionClass, capabilities, options);
+    client.onclose = () => connection.markClosed('transport');
+    client.onerror = () => undefined; // surfaced through the pending request instead
+    try {
+      await client.connect(transport, { timeout: options.connectTimeoutMs });
+    } catch (error) {
+      await transport.close().catch(() => undefined);
+      const typed = toAppHostError(error, 'connect');
+      throw new AppHostError(typed.code === 'DEADLINE_EXCEEDED' ? 'DEADLINE_EXCEEDED' : 'UNAVAILABLE', `could not connect to the MCP server: ${typed.message}`, {
+        details: { reason: MCP_REASONS.connectFailed },
+      });
+    }
+    return connection;
+  }
+
+  get closed(): boolean {
+    return this.closedReason !== undefined;
+  }
+
+  get advertisesUi(): boolean {
+    return this.capabilities.extensions !== undefined;
+  }
+
+  /** The server process id (stdio), for diagnostics and tests. */
+  get pid(): number | null {
+    return this.transport instanceof StdioClientTransport ? this.transport.pid : null;
+  }
+
+  get protocolEra(): string | undefined {
+    return this.client.getProtocolEra();
+  }
+
+  /** Every page of `tools/list` within `bounds`; any violation denies the listing. */
+  async listTools(bounds: DiscoveryBounds = DEFAULT_DISCOVERY_BOUNDS): Promise<Walked<McpTool>> {
+    this.assertOpen('tools/list');
+    try {
+      return await walkPages<McpTool>(async (cursor, remainingMs) => {
+        // One wire request per page (the SDK's aggregate path would walk pages outside these bounds).
+        const result = await this.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, { timeout: remainingMs, maxTotalTimeout: remainingMs });
+        const bytes = Buffer.byteLength(JSON.stringify(result), 'utf8');
+        return { page: { items: result.tools as McpTool[], nextCursor: result.nextCursor ?? undefined }, bytes };
+      }, bounds);
+    } catch (error) {
+      throw toAppHostError(error, 'tools/list');
+    }
+  }
+
+  async callTool(input: CallToolInput, options: CallToolOptions = {}): Promise<CallToolOutcome> {
+    this.assertOpen('tools/call');
+    const continuation = input.continuation;
+    if (continuation && this.connectionClass === 'app-safe') {
+      throw new AppHostError('FAILED_PRECONDITION', 'an app-safe connection never answers input requests', { details: { reason: MCP_REASONS.inputRequiredDenied } });
+    }
+    if (continuation) this.flows.continue(continuation.flowId, input.name, continuation.requestState);
+    const params: Record<string, unknown> = { name: input.name, arguments: input.arguments ?? {} };
+    if (continuation) {
+      params['inputResponses'] = continuation.inputResponses;
+      if (continuation.requestState !== undefined) params['requestState'] = continuation.requestState;
+    }
+    const timeout = Math.min(options.timeoutMs ?? this.defaultTimeout, continuation ? this.flows.remainingMs(continuation.flowId) : Number.MAX_SAFE_INTEGER);
+    // Progress gate: notifications admitted before the terminal response are drained before the result is
+    // returned; anything later is dropped (the SDK dispatches progress handlers independently of the response).
+    let gateOpen = true;
+    const onProgress = options.onProgress;
+    const admitted = onProgress ? (p: { progress: number; total?: number; message?: string }) => gateOpen && onProgress(p) : undefined;
+    let result: Record<string, unknown>;
+    try {
+      result = (await this.client.callTool(params as never, {
+        timeout,
+        maxTotalTimeout: timeout,
+        signal: options.signal,
+        allowInputRequired: this.connectionClass === 'full',
+        ...(admitted ? { onprogress: admitted, resetTimeoutOnProgress: false } : {}),
+      })) as Record<string, unknown>;
+      if (admitted) await new Promise<void>((resolve) => setImmediate(resolve));
+      gateOpen = false;
+    } catch (error) {
+      if (options.signal?.aborted) {
+        throw new AppHostError('FAILED_PRECONDITION', 'the tool call was cancelled', { details: { reason: MCP_REASONS.cancelled } });
+      }
+      throw toAppHostError(error, 'tools/call');
+    }
+    if (isInputRequiredResult(result as never) || result['resultType'] === 'input_required') {
+      if (this.connectionClass === 'app-safe') {
+        throw new AppHostError('FAILED_PRECONDITION', 'the server asked for input on an app-safe connection', { details: { reason: MCP_REASONS.inputRequiredDenied } });
+      }
+      return this.flows.open(input.name, continuation?.flowId, (result['inputRequests'] as Record<string, unknown>) ?? {}, result['requestState'] as string | undefined);
+    }
+    this.flows.finish(continuation?.flowId);
+    return { kind: 'complete', result };
+  }
+
+  async readResource(uri: string, timeoutMs?: number): Promise<Record<string, unknown>> {
+    this.assertOpen('resources/read');
+    try {
+      return (await this.client.readResource({ uri }, { timeout: timeoutMs ?? this.defaultTimeout, cacheMode: 'bypass' })) as Record<string, unknown>;
+    } catch (error) {
+      throw toAppHostError(error, 'resources/read');
+    }
+  }
+
+  async ping(timeoutMs?: number): Promise<void> {
+    this.assertOpen('ping');
+    try {
+      await this.client.ping({ timeout: timeoutMs ?? this.defaultTimeout });
+    } catch (error) {
+      throw toAppHostError(error, 'ping');
+    }
+  }
+
+  /** Idempotent: the first call closes the client (and ends a stdio server process). */
+  async close(): Promise<void> {
+    if (this.closedReason !== undefined) return;
+    this.markClosed('closed');
+    await this.client.close().catch(() => undefined);
+    await this.transport.close().catch(() => undefined);
+  }
+
+  private get defaultTimeout(): number {
+    return this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
+  }
+
+  private markClosed(reason: 'closed' | 'transport'): void {
+    if (this.closedReason !== undefined) return;
+    this.closedReason = reason;
+    this.options.onClosed?.(reason);
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closedReason !== undefined) {
+      throw new AppHostError('FAILED_PRECONDITION', `the MCP connection is closed (${operation})`, { details: { reason: MCP_REASONS.connectionClosed } });
+    }
+  }
+}
+
+function createTransport(target: McpTarget): StdioClientTransport | StreamableHTTPClientTransport {
+  if (target.kind === 'stdio') {
+    // The SDK's safe inherited set (PATH, HOME, …) plus the spec's own variables: never the registry's whole environment.
+    return new StdioClientTransport({ command: target.command, args: target.args, env: { ...getDefaultEnvironment(), ...(target.env ?? {}) }, cwd: target.cwd, stderr: 'ignore' });
+  }
+  return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers ?? {}, redirect: 'error' } });
+}

@@ -1,0 +1,95 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { BusClient, NatsTransport } from '@apphost/bus';
+import { ConnCallTool, RegistryAcquireGeneration, RegistryPutToolset, describeContract } from '@apphost/contracts';
+import { requestOnGeneration } from '@apphost/mcp';
+import { TEST_DATABASE_URL, dropSchemasWithPrefix, eventually, fixtureServerCommand, spawnTs, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
+
+/**
+ * `npm run bench:registry`: `callTool` through the bus and the owner's per-instance subject (a registry process
+ * owning the stdio connection) against a direct v2 SDK client to the same stdio fixture, interleaved round by
+ * round in one run, at 1 and 16 in flight. Target: added p50 ≤ 1 ms. See tools/bench/README.md.
+ */
+const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
+const LEVELS = [
+  { inflight: 1, total: positiveIntEnv('BENCH_TOTAL_1', 1000) },
+  { inflight: 16, total: positiveIntEnv('BENCH_TOTAL_16', 4000) },
+];
+const TARGET_ADDED_P50_MS = 1;
+
+async function main(): Promise<void> {
+  const nats = await startPrivateNats();
+  const prefix = uniquePrefix();
+  const registry = spawnTs('apps/binding-registry/src/main.ts', {
+    NATS_URL: nats.url,
+    DATABASE_URL: TEST_DATABASE_URL,
+    DATABASE_SCHEMA_PREFIX: prefix,
+    INSTANCE_ID: 'bench-registry',
+    REGISTRY_ALLOW_STDIO: 'true',
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'warn',
+  });
+  const transport = await NatsTransport.connect({ servers: nats.url, name: 'bench-registry-requester' });
+  const fixture = fixtureServerCommand('stateful-nonce');
+  const direct = new Client({ name: 'bench-direct', version: '1' }, {});
+  try {
+    const bus = new BusClient({ transport, defaultTimeoutMs: 30_000 });
+    await eventually(() => bus.request(describeContract('binding-registry'), {}, { timeoutMs: 1000 }), 60_000, 200);
+    await bus.request(RegistryPutToolset, { toolsetId: 'bench', spec: { connection: { kind: 'stdio', command: fixture.command, args: fixture.args, cwd: fixture.cwd }, profileId: null } });
+    const handle = await bus.request(RegistryAcquireGeneration, {
+      toolsetId: 'bench',
+      connectionClass: 'app-safe',
+      principal: { tenant: 'bench', subject: 'bench', scopes: [] },
+      session: { key: { tenant: 'bench', appName: 'bench', userId: 'bench', sessionId: 'bench' }, incarnation: 1 },
+      holder: { kind: 'runner', id: 'bench' },
+    });
+    await direct.connect(new StdioClientTransport({ command: fixture.command, args: fixture.args, cwd: fixture.cwd, env: getDefaultEnvironment(), stderr: 'ignore' }));
+
+    let n = 0;
+    const calls = {
+      'direct-sdk': async () => {
+        const r = await direct.callTool({ name: 'whoami', arguments: {} });
+        if (r.isError) throw new Error('direct call failed');
+      },
+      'via-registry': async () => {
+        const r = await requestOnGeneration(bus, ConnCallTool, handle, { callId: `b${++n}`, name: 'whoami', arguments: {} });
+        if (r.kind !== 'complete' || r.result['isError']) throw new Error('registry call failed');
+      },
+    } as const;
+    for (const call of Object.values(calls)) await runLoad(call, 200, 4); // warm-up
+
+    const lines: Record<string, unknown>[] = [];
+    for (const level of LEVELS) {
+      const rounds: Record<keyof typeof calls, Measurement[]> = { 'direct-sdk': [], 'via-registry': [] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        for (const variant of Object.keys(calls) as (keyof typeof calls)[]) {
+          const m = await runLoad(calls[variant], level.total, level.inflight);
+          rounds[variant].push(m);
+          process.stderr.write(`inflight=${level.inflight} round=${round} ${variant}: ${m.ops_s.toFixed(0)} ops/s p50=${m.p50_ms.toFixed(3)} ms\n`);
+        }
+      }
+      const d = medianRound(rounds['direct-sdk']);
+      const r = medianRound(rounds['via-registry']);
+      for (const [variant, m] of [['direct-sdk', d], ['via-registry', r]] as const) {
+        lines.push({ bench: 'registry', variant, inflight: level.inflight, total: m.total, ops_s: Math.round(m.ops_s), p50_ms: round3(m.p50_ms), p99_ms: round3(m.p99_ms) });
+      }
+      const added = r.p50_ms - d.p50_ms;
+      lines.push({ bench: 'registry', inflight: level.inflight, added_p50_ms: round3(added), target_ms: TARGET_ADDED_P50_MS, meets_target: added <= TARGET_ADDED_P50_MS });
+    }
+    for (const line of lines) process.stdout.write(`${JSON.stringify(line)}\n`);
+  } finally {
+    await direct.close().catch(() => undefined);
+    await transport.close();
+    registry.kill('SIGTERM');
+    await new Promise((r) => (registry.exitCode !== null ? r(undefined) : registry.once('exit', r)));
+    await nats.stop();
+    await dropSchemasWithPrefix(prefix);
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`bench:registry failed: ${error instanceof Error ? error.stack : String(error)}\n`);
+  process.exit(1);
+});
