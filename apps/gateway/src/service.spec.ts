@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bootService, serviceConformance, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { bootService, serviceConformance, startPrivateNats, uniquePrefix, type PrivateNats, type ServiceUnderTest } from '@apphost/testing';
 import { gatewayService } from './service';
 
 const tokenDir = fs.mkdtempSync(path.join(os.tmpdir(), 'apphost-gateway-'));
@@ -12,14 +12,18 @@ serviceConformance(gatewayService, 'apps/gateway/src/main.ts', env);
 describe('gateway v1 services view', () => {
   let gateway: ServiceUnderTest;
   let base: string;
+  // A NATS of this suite alone: "every other service is absent" must not depend on what else runs on the machine.
+  let nats: PrivateNats;
 
   beforeAll(async () => {
-    gateway = await bootService(gatewayService, uniquePrefix(), env);
+    nats = await startPrivateNats();
+    gateway = await bootService(gatewayService, uniquePrefix(), { ...env, NATS_URL: nats.url });
     base = gateway.running.url!.replace('[::1]', '127.0.0.1');
   });
 
   afterAll(async () => {
     await gateway.stop();
+    await nats.stop();
     fs.rmSync(tokenDir, { recursive: true, force: true });
   });
 

@@ -10,9 +10,12 @@ export interface ServiceUnderTest {
   stop(): Promise<void>;
 }
 
-/** Boots one service on the real NATS, PostgreSQL and Redis, isolated by `prefix`, with HTTP on a free port. */
+/**
+ * Boots one service on the real NATS, PostgreSQL and Redis, isolated by `prefix`, with HTTP on a free port.
+ * `env.NATS_URL` points it at another NATS server (for example a private one, see `startPrivateNats`).
+ */
 export async function bootService(definition: ServiceDefinition, prefix: string, env: Record<string, string> = {}): Promise<ServiceUnderTest> {
-  const transport = await NatsTransport.connect({ servers: TEST_NATS_URL, name: `test-${definition.name}` });
+  const transport = await NatsTransport.connect({ servers: env.NATS_URL ?? TEST_NATS_URL, name: `test-${definition.name}` });
   const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
   try {
     const running = await startService(definition, {
