@@ -14,6 +14,7 @@ import { generationKey, principalIdentity, SECURITY_DOMAIN_PURPOSE } from './gen
 import { policyOf } from './generation-policy';
 import { OwnedGenerations } from './owned-generations';
 import { resolveTarget } from './target';
+import { generationGone } from './generation-errors';
 
 type AcquireRequest = ParsedRequestOf<typeof RegistryAcquireGeneration>;
 const CLAIM_ATTEMPTS = 3;
@@ -117,6 +118,13 @@ export class GenerationService {
       await this.owned.local.retain(ref, leaseId, holder);
       return;
     }
-    await this.bus.request(ConnRetain, { ref, leaseId, holder }, { instance: { id: row.ownerInstance, segment: 'conn' }, timeoutMs: this.config.connectTimeoutMs + 1000 });
+    try {
+      await this.bus.request(ConnRetain, { ref, leaseId, holder }, { instance: { id: row.ownerInstance, segment: 'conn' }, timeoutMs: this.config.connectTimeoutMs + 1000 });
+    } catch (error) {
+      // The directory still shows the owner alive (its lease has not lapsed) but nothing answers on its subject:
+      // it crashed. Its generation is gone; it is never handed over before the lease lapses.
+      if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message)) throw generationGone(row.generationId, 'OWNER_GONE');
+      throw error;
+    }
   }
 }

@@ -25,6 +25,8 @@ export interface LocalGeneration {
  */
 export class LocalGenerations {
   private readonly generations = new Map<string, LocalGeneration>();
+  /** Why recently ended generations ended (bounded): callers learn IDLE_EVICTED, MAX_LIFETIME, … instead of a bare NOT_OWNED_HERE. */
+  private readonly endedReasons = new Map<string, { fence: number; reason: string }>();
 
   constructor(
     private readonly repository: GenerationsRepository,
@@ -56,7 +58,7 @@ export class LocalGenerations {
   /** The generation named by `ref`, or CONNECTION_GENERATION_GONE (unknown here, other fence, ended, or ownership lost). */
   get(ref: { generationId: string; fence: number }): LocalGeneration {
     const local = this.generations.get(ref.generationId);
-    if (!local || local.ended) throw generationGone(ref.generationId, local?.ended ?? 'NOT_OWNED_HERE');
+    if (!local || local.ended) throw generationGone(ref.generationId, local?.ended ?? this.endedReasons.get(ref.generationId)?.reason ?? 'NOT_OWNED_HERE');
     if (local.row.fence !== ref.fence) throw generationGone(ref.generationId, 'FENCE_MISMATCH');
     if (!this.ownershipValid()) throw generationGone(ref.generationId, 'OWNERSHIP_LEASE_LAPSED');
     return local;
@@ -132,6 +134,8 @@ export class LocalGenerations {
     clearTimeout(local.lifetimeTimer);
     for (const controller of local.calls.values()) controller.abort(reason);
     this.generations.delete(local.row.generationId);
+    this.endedReasons.set(local.row.generationId, { fence: local.row.fence, reason });
+    if (this.endedReasons.size > ENDED_REASONS_KEPT) this.endedReasons.delete(this.endedReasons.keys().next().value as string);
     await local.connection?.close().catch(() => undefined);
     await this.repository.end(local.row.generationId, local.row.fence, state, reason).catch((err: unknown) => this.logger.warn({ err, generationId: local.row.generationId }, 'could not record the end of a generation'));
     this.logger.info({ generationId: local.row.generationId, fence: local.row.fence, state, reason }, 'connection generation ended');
@@ -149,6 +153,8 @@ export class LocalGenerations {
     local.idleTimer = undefined;
   }
 }
+
+const ENDED_REASONS_KEPT = 4096;
 
 function connectionClosed(error: unknown): boolean {
   return error instanceof AppHostError && error.details?.['reason'] === 'CONNECTION_CLOSED';

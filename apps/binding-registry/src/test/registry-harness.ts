@@ -4,6 +4,7 @@ import { describeContract, type DescribeResponse, type HostProfile, type Service
 import { startService, type RunningService } from '@apphost/runtime';
 import { TEST_DATABASE_URL, fixtureServerCommand, publishedServerCommand, type FixtureServerName, type PUBLISHED_SERVERS } from '@apphost/testing';
 import pino from 'pino';
+import { Client as PgClient } from 'pg';
 import { bindingRegistryService } from '../service';
 
 export interface RegistryUnderTest {
@@ -133,3 +134,19 @@ export function publishedSpec(server: keyof typeof PUBLISHED_SERVERS, profileId:
 export const alice = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
 export const bob = { tenant: 'acme', subject: 'bob', scopes: ['runtime'] };
 export const session = (id: string, incarnation = 1) => ({ key: { tenant: 'acme', appName: 'app', userId: 'u', sessionId: id }, incarnation });
+
+export function httpSpec(url: string, profileId: string | null, headers: Record<string, { secretRef: string }> = {}, protocol: 'legacy' | '2026-07-28' = 'legacy'): ToolsetSpecInput {
+  return { connection: { kind: 'http', url, headers }, protocol, profileId };
+}
+
+/** Reads the registry's own schema directly (rows the suite asserts on: directory states, stored specs). */
+export async function queryRegistrySchema<R extends Record<string, unknown>>(prefix: string, sql: string, params: unknown[] = []): Promise<R[]> {
+  const client = new PgClient({ connectionString: TEST_DATABASE_URL });
+  await client.connect();
+  try {
+    await client.query(`SET search_path TO "${prefix}binding_registry"`);
+    return (await client.query<R>(sql, params)).rows;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,105 @@
+import { ConnCallTool, ConnPing, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
+import { requestOnGeneration } from '@apphost/mcp';
+import { dropSchemasWithPrefix, eventually, spawnTs, TEST_DATABASE_URL, type PrivateNats, startPrivateNats, uniquePrefix, waitForExit } from '@apphost/testing';
+import { expectTyped } from '../test/expect-error';
+import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, queryRegistrySchema, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+
+/*
+ * A crashed owner: a registry replica in its own process, SIGKILLed while it owns a generation (no graceful stop,
+ * its rows stay LIVE, its lease just stops being renewed). Callers get CONNECTION_GENERATION_GONE at once; the
+ * key stays unclaimable until the lease lapses; then a new generation with a higher fence is claimed elsewhere.
+ * Nothing migrates: the old handle stays dead and the old connection's state (the nonce) is lost.
+ */
+const CHILD_LEASE_MS = 6000;
+const prefix = uniquePrefix();
+let nats: PrivateNats;
+let survivor: RegistryUnderTest;
+let providers: { stop(): Promise<void> };
+let child: ReturnType<typeof spawnTs> | undefined;
+
+beforeAll(async () => {
+  nats = await startPrivateNats();
+  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  survivor = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-survivor' });
+  await survivor.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
+  await survivor.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p') });
+}, 90_000);
+
+afterAll(async () => {
+  if (child && child.exitCode === null && child.signalCode === null) {
+    child.kill('SIGKILL');
+    await waitForExit(child, 10_000).catch(() => undefined);
+  }
+  await survivor?.stop();
+  await providers?.stop();
+  await nats?.stop();
+  await dropSchemasWithPrefix(prefix);
+});
+
+const acquire = (sessionId: string): Promise<GenerationHandle> =>
+  survivor.client.request(RegistryAcquireGeneration, { toolsetId: 'nonce', connectionClass: 'app-safe', principal: alice, session: session(sessionId), holder: { kind: 'view', id: `v-${Math.random()}` } });
+async function call(handle: GenerationHandle, name: string, args: Record<string, unknown> = {}) {
+  const out = await requestOnGeneration(survivor.client, ConnCallTool, handle, { callId: `c-${Math.random()}`, name, arguments: args });
+  if (out.kind !== 'complete') throw new Error('unexpected input round');
+  return out.result as { isError?: boolean; structuredContent?: Record<string, unknown> };
+}
+const processAlive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+it('SIGKILL the owner: typed invalidation at once, no claim before the lease lapses, then a new generation with a higher fence', async () => {
+  child = spawnTs('apps/binding-registry/src/test/registry-child.ts', {
+    NATS_URL: nats.url,
+    DATABASE_URL: TEST_DATABASE_URL,
+    DATABASE_SCHEMA_PREFIX: prefix,
+    INSTANCE_ID: 'registry-doomed',
+    REGISTRY_INSTANCE_LEASE_MS: String(CHILD_LEASE_MS),
+  });
+  const running = child;
+  await eventually(async () => {
+    if (running.exitCode !== null) throw new Error(`registry child exited: ${running.output().stderr}`);
+    return running.output().stdout.includes('REGISTRY_READY registry-doomed') ? true : undefined;
+  }, 60_000, 100);
+
+  // Acquire is served by whichever replica the queue group picks: fresh sessions until the child claimed one.
+  let handle: GenerationHandle;
+  let attempt = 0;
+  do handle = await acquire(`crash-${++attempt}`);
+  while (handle.ownerInstanceId !== 'registry-doomed' && attempt < 60);
+  expect(handle.ownerInstanceId).toBe('registry-doomed');
+  const sessionId = `crash-${attempt}`;
+  const { nonce } = (await call(handle, 'start-session')).structuredContent as { nonce: string };
+  expect((await call(handle, 'follow-up', { nonce })).isError).toBeFalsy();
+  const mcpPid = (await requestOnGeneration(survivor.client, ConnPing, handle, {})).pid as number;
+  expect(processAlive(mcpPid)).toBe(true);
+
+  running.kill('SIGKILL');
+  expect((await waitForExit(running, 10_000)).signal).toBe('SIGKILL');
+  const killedAt = Date.now();
+
+  // Every caller of the old handle: typed, immediately.
+  expect(await expectTyped(call(handle, 'follow-up', { nonce }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE' } });
+  // Nothing was closed gracefully: the directory row is still LIVE under the dead owner's unexpired lease…
+  const rowState = async () => (await queryRegistrySchema<{ state: string; close_reason: string | null; fence: string }>(prefix, 'SELECT state, close_reason, fence FROM connection_generations WHERE generation_id = $1', [handle.generationId]))[0];
+  expect(await rowState()).toMatchObject({ state: 'LIVE', close_reason: null });
+  // …so the key cannot be claimed again yet: acquiring it is the same typed error, never a silent migration.
+  expect(await expectTyped(acquire(sessionId))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
+  // The crashed owner's stdio server lost its parent's pipe and exited with it.
+  await eventually(async () => (processAlive(mcpPid) ? undefined : true), 10_000);
+
+  // After the lease lapses: a new generation, on the survivor, with a higher fence; the old row is GONE.
+  const replacement = await eventually(async () => acquire(sessionId), CHILD_LEASE_MS * 3, 250);
+  expect(Date.now() - killedAt).toBeGreaterThanOrEqual(CHILD_LEASE_MS - 2000);
+  expect(replacement.generationId).not.toBe(handle.generationId);
+  expect(replacement.ownerInstanceId).toBe('registry-survivor');
+  expect(replacement.fence).toBeGreaterThan(handle.fence);
+  expect(await rowState()).toMatchObject({ state: 'GONE', close_reason: 'OWNER_GONE' });
+  // No migration: the old handle stays dead, and the new connection never saw the old nonce.
+  expect(await expectTyped(call(handle, 'whoami'))).toMatchObject({ details: { reason: 'CONNECTION_GENERATION_GONE' } });
+  expect((await call(replacement, 'follow-up', { nonce })).isError).toBe(true);
+}, 120_000);

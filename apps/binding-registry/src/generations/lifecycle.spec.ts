@@ -1,0 +1,160 @@
+import { ConnCallTool, ConnCancelCall, ConnPing, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type ResponseOf } from '@apphost/contracts';
+import { requestOnGeneration } from '@apphost/mcp';
+import { dropSchemasWithPrefix, eventually, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { expectTyped } from '../test/expect-error';
+import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, queryRegistrySchema, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+
+/* Idle eviction, maximum lifetime, cancellation and multi-round input requests, all through the bus. */
+const IDLE_MS = 400;
+const LIFETIME_MS = 4000;
+const MRTR_TOTAL_MS = 1500;
+const prefix = uniquePrefix();
+let nats: PrivateNats;
+let registry: RegistryUnderTest;
+let providers: { stop(): Promise<void> };
+
+beforeAll(async () => {
+  nats = await startPrivateNats();
+  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  registry = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-life' });
+  const put = async (profileId: string, p: ReturnType<typeof profile>) => registry.client.request(RegistryPutProfile, { profileId, profile: p });
+  await put('idle', profile({}, { idleEvictMs: IDLE_MS }));
+  await put('lifetime', profile({}, { maxLifetimeMs: LIFETIME_MS }));
+  const mrtr = profile();
+  mrtr.limits.mrtr = { maxRounds: 2, maxTotalMs: MRTR_TOTAL_MS };
+  await put('mrtr', mrtr);
+  await registry.client.request(RegistryPutToolset, { toolsetId: 'idle', spec: fixtureSpec('stateful-nonce', 'idle') });
+  await registry.client.request(RegistryPutToolset, { toolsetId: 'lifetime', spec: fixtureSpec('stateful-nonce', 'lifetime') });
+  await registry.client.request(RegistryPutToolset, { toolsetId: 'modern', spec: fixtureSpec('stateful-nonce', 'mrtr', [], '2026-07-28') });
+}, 90_000);
+
+afterAll(async () => {
+  await registry?.stop();
+  await providers?.stop();
+  await nats?.stop();
+  await dropSchemasWithPrefix(prefix);
+});
+
+const acquire = (toolsetId: string, sessionId: string, connectionClass: 'app-safe' | 'full' = 'app-safe'): Promise<GenerationHandle> =>
+  registry.client.request(RegistryAcquireGeneration, { toolsetId, connectionClass, principal: alice, session: session(sessionId), holder: { kind: 'view', id: `v-${Math.random()}` } });
+const callTool = (handle: GenerationHandle, name: string, args: Record<string, unknown>, extra: { callId?: string; continuation?: { flowId: string; inputResponses: Record<string, unknown>; requestState?: string } } = {}) =>
+  requestOnGeneration(registry.client, ConnCallTool, handle, { callId: extra.callId ?? `c-${Math.random()}`, name, arguments: args, ...(extra.continuation ? { continuation: extra.continuation } : {}) }, { timeoutMs: 30_000 });
+const ping = (handle: GenerationHandle) => requestOnGeneration(registry.client, ConnPing, handle, {});
+const rowOf = async (generationId: string) => (await queryRegistrySchema<{ state: string; close_reason: string | null }>(prefix, 'SELECT state, close_reason FROM connection_generations WHERE generation_id = $1', [generationId]))[0];
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+describe('idle eviction and maximum lifetime (from the profile)', () => {
+  it('the last release makes a generation evictable; in-flight operations hold it; idle eviction ends it for good', async () => {
+    const handle = await acquire('idle', 'idle-1');
+    const slow = callTool(handle, 'slow', { ms: IDLE_MS * 3, steps: 3 });
+    await sleep(50);
+    expect(await requestOnGeneration(registry.client, ConnRelease, handle, { leaseId: handle.leaseId })).toEqual({ released: true, references: 0 });
+    // No lease left, but the call is in flight: the generation must outlive the idle delay.
+    expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: IDLE_MS * 3 } } });
+    expect((await ping(handle)).ok).toBe(true);
+    // Watch the directory, not the generation: a ping is an in-flight reference and would restart the idle clock.
+    const row = await eventually(async () => {
+      const r = await rowOf(handle.generationId);
+      return r?.state === 'LIVE' ? undefined : r;
+    }, IDLE_MS * 10, 50);
+    expect(row).toEqual({ state: 'CLOSED', close_reason: 'IDLE_EVICTED' });
+    expect(await expectTyped(ping(handle))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'IDLE_EVICTED' } });
+    const next = await acquire('idle', 'idle-1');
+    expect(next.generationId).not.toBe(handle.generationId);
+    expect(next.fence).toBeGreaterThan(handle.fence);
+  }, 60_000);
+
+  it('a held reference keeps a generation from idle eviction', async () => {
+    const handle = await acquire('idle', 'idle-held');
+    await sleep(IDLE_MS * 3);
+    expect((await ping(handle)).ok).toBe(true);
+    expect(await rowOf(handle.generationId)).toEqual({ state: 'LIVE', close_reason: null });
+  }, 60_000);
+
+  it('the maximum lifetime ends a generation even while references are held', async () => {
+    const started = Date.now(); // before the claim, so this bounds the lifetime from below
+    const handle = await acquire('lifetime', 'life-1');
+    expect((await ping(handle)).ok).toBe(true);
+    // Pings (in-flight references) do not extend a lifetime: keep using the generation until it ends.
+    const gone = await eventually(async () => expectTyped(ping(handle)).catch(() => undefined), LIFETIME_MS * 3, 100);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(LIFETIME_MS);
+    expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'MAX_LIFETIME' } });
+    expect(await rowOf(handle.generationId)).toEqual({ state: 'CLOSED', close_reason: 'MAX_LIFETIME' });
+    const next = await acquire('lifetime', 'life-1');
+    expect(next.generationId).not.toBe(handle.generationId);
+    expect(next.fence).toBeGreaterThan(handle.fence);
+  }, 60_000);
+});
+
+describe('cancel-call', () => {
+  it('cancels an in-flight call: the caller gets CANCELLED, the server sees notifications/cancelled, the generation lives on', async () => {
+    const handle = await acquire('idle', 'cancel-1');
+    const inflight = callTool(handle, 'slow', { ms: 20_000, steps: 40 }, { callId: 'call-to-cancel' });
+    await sleep(400);
+    expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'call-to-cancel' })).toEqual({ cancelled: true });
+    expect(await expectTyped(inflight)).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CANCELLED' } });
+    // Nothing left to cancel under that id.
+    expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'call-to-cancel' })).toEqual({ cancelled: false });
+    const seen = await eventually(async () => {
+      const out = await callTool(handle, 'whoami', {});
+      const cancellations = out.kind === 'complete' ? (out.result['structuredContent'] as { cancellations: number }).cancellations : 0;
+      return cancellations >= 1 ? cancellations : undefined;
+    }, 5000);
+    expect(seen).toBe(1);
+    expect((await ping(handle)).ok).toBe(true);
+  }, 60_000);
+
+  it('a call id in flight cannot be reused; unknown call ids cancel nothing', async () => {
+    const handle = await acquire('idle', 'cancel-2');
+    const inflight = callTool(handle, 'slow', { ms: 1000, steps: 1 }, { callId: 'dup' });
+    await sleep(150);
+    expect(await expectTyped(callTool(handle, 'slow', { ms: 10, steps: 1 }, { callId: 'dup' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'CALL_ID_IN_FLIGHT' } });
+    expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'never-started' })).toEqual({ cancelled: false });
+    expect(await inflight).toMatchObject({ kind: 'complete' });
+  }, 60_000);
+});
+
+describe('multi-round input requests on a full connection (2026-07-28), through the bus', () => {
+  type Outcome = ResponseOf<typeof ConnCallTool>;
+  const asRound = (o: Outcome) => {
+    if (o.kind !== 'input_required') throw new Error(`expected an input round, got ${o.kind}`);
+    return o;
+  };
+
+  it('each round returns to the caller; requestState must be echoed exactly; the echo reaches the server', async () => {
+    const handle = await acquire('modern', 'mrtr-1', 'full');
+    const round1 = asRound(await callTool(handle, 'confirm', { action: 'deploy' }));
+    expect(round1).toMatchObject({ round: 1, requestState: 'state-for-deploy', inputRequests: { confirm: { method: 'elicitation/create' } } });
+    for (const forged of ['forged', 'state-for-deploy ', 'STATE-FOR-DEPLOY']) {
+      const error = await expectTyped(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: forged } }));
+      expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'REQUEST_STATE_MISMATCH' } });
+    }
+    const done = await callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: round1.requestState } });
+    expect(done).toMatchObject({ kind: 'complete', result: { structuredContent: { confirmed: true, action: 'deploy', requestState: 'state-for-deploy' } } });
+    // The flow is finished: it cannot be continued again.
+    const replay = await expectTyped(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }));
+    expect(replay).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_FLOW_UNKNOWN' } });
+  }, 60_000);
+
+  it('rounds are bounded by the profile (maxRounds = 2)', async () => {
+    const handle = await acquire('modern', 'mrtr-2', 'full');
+    const round1 = asRound(await callTool(handle, 'confirm', { action: 'x' }));
+    const round2 = asRound(await callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }));
+    expect(round2).toMatchObject({ flowId: round1.flowId, round: 2 });
+    const capped = await expectTyped(callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }));
+    expect(capped).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' } });
+  }, 60_000);
+
+  it('total time of a flow is bounded by the profile', async () => {
+    const handle = await acquire('modern', 'mrtr-3', 'full');
+    const round1 = asRound(await callTool(handle, 'confirm', { action: 'late' }));
+    await sleep(MRTR_TOTAL_MS + 300);
+    const late = await expectTyped(callTool(handle, 'confirm', { action: 'late' }, { continuation: { flowId: round1.flowId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: round1.requestState } }));
+    expect(late).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_TIME_EXCEEDED' } });
+  }, 60_000);
+
+  it('the same tool on an app-safe connection fails closed at the first round', async () => {
+    const handle = await acquire('modern', 'mrtr-4', 'app-safe');
+    expect(await expectTyped(callTool(handle, 'confirm', { action: 'deploy' }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
+  }, 60_000);
+});
