@@ -1,8 +1,22 @@
-import { openPostgresStore, type ServiceDefinition } from '@apphost/runtime';
+import type { ServiceDefinition } from '@apphost/runtime';
+import { parseCatalogConfig } from './catalog.config';
+import { CatalogModule } from './catalog.module';
+import { CatalogStore } from './store/catalog-store';
 
-/** catalog-policy as a deployable unit: its own PostgreSQL schema `catalog_policy`; domain operations arrive in their own issues. */
+/**
+ * catalog-policy as a deployable unit: model and app catalogs, batch classification, resource-read policy and
+ * tool-definition pinning; approved fingerprints in its own PostgreSQL schema `catalog_policy` (see README.md).
+ */
 export const catalogPolicyService: ServiceDefinition = {
   name: 'catalog-policy',
   requires: ['postgres'],
-  openStores: async (context) => [await openPostgresStore(context, { schema: 'catalog_policy', migrations: [] })],
+  openStores: async (context) => {
+    parseCatalogConfig(context.env); // bad settings stop startup before the store opens
+    return [await CatalogStore.open(context)];
+  },
+  imports: (context, stores) => {
+    const store = stores[0];
+    if (!(store instanceof CatalogStore)) throw new Error('catalog-policy: its PostgreSQL store is not open');
+    return [CatalogModule.register(store, parseCatalogConfig(context.env), context.logger)];
+  },
 };

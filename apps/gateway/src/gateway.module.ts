@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { AdminController } from './admin/admin.controller';
+import { CatalogController, ToolApprovalController } from './catalog/catalog.controller';
 import { HttpErrorFilter } from './http/error.filter';
 import { OpenApiController } from './openapi/openapi.controller';
 import { ServicesController } from './services/services.controller';
@@ -12,7 +13,7 @@ export class GatewayModule {
   static register(): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [OpenApiController, ServicesController, SessionsController, AdminController],
+      controllers: [OpenApiController, ServicesController, SessionsController, AdminController, CatalogController, ToolApprovalController],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };
   }

@@ -3,6 +3,7 @@ import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts'
 import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
 import { adminPaths } from '../admin/admin.openapi';
+import { catalogPaths } from '../catalog/catalog.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -35,6 +36,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
       ...sessionPaths(),
       ...adminPaths(),
+      ...catalogPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",

@@ -3,7 +3,7 @@ import { canonicalize, type CanonicalLimits } from './canonicalize';
 import { CanonicalJsonError } from './errors';
 
 /** What a digest is for. Closed so that a digest made for one purpose can never be replayed as another. */
-export const DIGEST_PURPOSES = ['sealed-result', 'confirmation-arguments', 'binding-revision', 'replay-identity'] as const;
+export const DIGEST_PURPOSES = ['sealed-result', 'confirmation-arguments', 'binding-revision', 'replay-identity', 'tool-definition'] as const;
 export type DigestPurpose = (typeof DIGEST_PURPOSES)[number];
 
 /** Version tag of the envelope; changing the envelope format means changing this, never reusing it. */

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { toolsetSelectionSchema, type ToolsetSelection } from '@apphost/contracts';
+import { parseConfig } from '@apphost/runtime';
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** Framework-reserved tool names (ADK's): never in a model or app catalog, with or without a prefix. */
+export const DEFAULT_RESERVED_NAMES = ['adk_request_credential', 'adk_request_confirmation', 'adk_request_input', 'transfer_to_agent'] as const;
+
+export const catalogConfigSchema = z.object({
+  /** Comma-separated reserved names (replaces the default list). */
+  CATALOG_RESERVED_NAMES: z.string().optional(),
+  /** TTL of the model-catalog cache (a selection's `cacheTtlMs` overrides it); 0 disables the cache. */
+  CATALOG_MODEL_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
+  CATALOG_MODEL_CACHE_MAX_ENTRIES: int(1, 100_000).default(1000),
+  /** JSON `{ appName: ToolsetSelection[] }`: the developer selection of each agent app. */
+  CATALOG_APP_TOOLSETS: z.string().optional(),
+  /** Timeout of registry requests (acquire, list); above the profile's discovery `maxTimeMs`. */
+  CATALOG_REGISTRY_TIMEOUT_MS: int(100, 600_000).default(30_000),
+  /** Hard cap on tools accepted from one listing (the registry enforces the profile's bounds first). */
+  CATALOG_MAX_TOOLS: int(1, 100_000).default(10_000),
+  CATALOG_READ_MAX_ITEM_BYTES: int(1, 8 * 1024 * 1024).default(768 * 1024),
+  CATALOG_READ_MAX_TOTAL_BYTES: int(1, 8 * 1024 * 1024).default(768 * 1024),
+});
+
+export interface CatalogConfig {
+  reservedNames: readonly string[];
+  modelCacheTtlMs: number;
+  modelCacheMaxEntries: number;
+  appToolsets: ReadonlyMap<string, ToolsetSelection[]>;
+  registryTimeoutMs: number;
+  maxTools: number;
+  readMaxItemBytes: number;
+  readMaxTotalBytes: number;
+}
+
+export function parseCatalogConfig(env: Record<string, string | undefined>): CatalogConfig {
+  const c = parseConfig('catalog-policy', catalogConfigSchema, env);
+  const reserved = c.CATALOG_RESERVED_NAMES === undefined ? [...DEFAULT_RESERVED_NAMES] : c.CATALOG_RESERVED_NAMES.split(',').map((s) => s.trim()).filter(Boolean);
+  let appToolsets = new Map<string, ToolsetSelection[]>();
+  if (c.CATALOG_APP_TOOLSETS) {
+    const parsed = z.record(z.string(), z.array(toolsetSelectionSchema).max(32)).safeParse(safeJson(c.CATALOG_APP_TOOLSETS));
+    if (!parsed.success) throw new Error('catalog-policy: CATALOG_APP_TOOLSETS must be a JSON object { appName: [{ toolsetId, toolFilter?, namePrefix?, cacheTtlMs? }] }');
+    appToolsets = new Map(Object.entries(parsed.data));
+  }
+  return {
+    reservedNames: reserved.map((n) => n.toLowerCase()),
+    modelCacheTtlMs: c.CATALOG_MODEL_CACHE_TTL_MS,
+    modelCacheMaxEntries: c.CATALOG_MODEL_CACHE_MAX_ENTRIES,
+    appToolsets,
+    registryTimeoutMs: c.CATALOG_REGISTRY_TIMEOUT_MS,
+    maxTools: c.CATALOG_MAX_TOOLS,
+    readMaxItemBytes: c.CATALOG_READ_MAX_ITEM_BYTES,
+    readMaxTotalBytes: c.CATALOG_READ_MAX_TOTAL_BYTES,
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

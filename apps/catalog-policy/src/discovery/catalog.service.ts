@@ -1,0 +1,121 @@
+import { randomUUID, createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { canonicalize } from '@apphost/canonical-json';
+import {
+  AppHostError,
+  type AppCallPolicy,
+  type BoundGeneration,
+  type CatalogAudience,
+  type CatalogAppCatalog,
+  type CatalogClassifyBatch,
+  type CatalogModelCatalog,
+  type ResponseOf,
+  type ToolsetSelection,
+} from '@apphost/contracts';
+import type { Logger } from '@apphost/runtime';
+import { CATALOG_CONFIG, CATALOG_LOGGER } from '../catalog.tokens';
+import type { CatalogConfig } from '../catalog.config';
+import { composeAppCatalog, composeModelCatalog, dropCollisions, type Composition } from '../compose/compose';
+import { catalogGenerationOf } from '../compose/listing';
+import { resolveOneClass, resolveTwoClass } from '../compose/two-class';
+import { PinningService } from '../pinning/pinning.service';
+import { ModelCatalogCache } from './model-catalog-cache';
+import { RegistryDiscovery } from './registry-client';
+
+type ModelCatalog = ResponseOf<typeof CatalogModelCatalog>;
+
+/** The model catalog, the app catalog and batch classification, all composed from fresh registry listings. */
+@Injectable()
+export class CatalogService {
+  private readonly cache: ModelCatalogCache;
+
+  constructor(
+    private readonly discovery: RegistryDiscovery,
+    private readonly pinning: PinningService,
+    @Inject(CATALOG_CONFIG) private readonly config: CatalogConfig,
+    @Inject(CATALOG_LOGGER) private readonly logger: Logger,
+  ) {
+    this.cache = new ModelCatalogCache(config.modelCacheMaxEntries);
+  }
+
+  async modelCatalog(audience: CatalogAudience, toolsets: ToolsetSelection[] | undefined, fresh: boolean): Promise<ModelCatalog> {
+    const selections = toolsets ?? this.config.appToolsets.get(audience.session.key.appName) ?? [];
+    const key = ModelCatalogCache.key(audience, selections);
+    const hit = fresh ? undefined : this.cache.get(key);
+    if (hit) return { ...hit, cached: true };
+    const composed = await this.composeModel(audience, selections);
+    const value: ModelCatalog = { ...composed, cached: false, composedAt: new Date().toISOString() };
+    this.cache.set(key, value, Math.min(...selections.map((s) => s.cacheTtlMs ?? this.config.modelCacheTtlMs), this.config.modelCacheTtlMs));
+    return value;
+  }
+
+  /** App admission: a fresh listing on exactly the View's bound generation; never cached, never partial. */
+  async appCatalog(generation: BoundGeneration, policy: AppCallPolicy): Promise<ResponseOf<typeof CatalogAppCatalog>> {
+    const listing = await this.discovery.list(generation);
+    const { candidates, excluded } = resolveOneClass(generation.toolsetId, listing);
+    const quarantined = await this.pinning.evaluate(generation.toolsetId, candidates);
+    const composed = composeAppCatalog(candidates, policy, this.config.reservedNames, quarantined, catalogGenerationOf(generation.bindingGeneration, [listing]));
+    this.logExclusions(excluded.concat(composed.excluded), 'app');
+    return { tools: composed.tools, excluded: [...excluded, ...composed.excluded] };
+  }
+
+  /** Batch admission: the same two-class algorithm, fresh; one immutable snapshot of the exact handles. */
+  async classifyBatch(audience: CatalogAudience, toolsets: ToolsetSelection[] | undefined, calls: { callId: string; name: string }[]): Promise<ResponseOf<typeof CatalogClassifyBatch>> {
+    const selections = toolsets ?? this.config.appToolsets.get(audience.session.key.appName) ?? [];
+    const catalog = await this.composeModel(audience, selections);
+    const byName = new Map(catalog.tools.map((t) => [t.exposedName, t]));
+    const missing = calls.filter((c) => !byName.has(c.name));
+    if (missing.length) {
+      const disagreeing = missing.filter((c) => catalog.excluded.some((e) => e.reason === 'CLASS_DISAGREEMENT' && selections.some((s) => (s.namePrefix ? `${s.namePrefix}_${e.name}` : e.name) === c.name)));
+      const reason = disagreeing.length ? 'TOOL_CLASS_DISAGREEMENT' : 'TOOL_NOT_IN_CATALOG';
+      throw new AppHostError('FAILED_PRECONDITION', `the batch names tools that are not in the current model catalog: ${missing.map((c) => c.name).join(', ')}`, {
+        details: { reason, callIds: missing.map((c) => c.callId) },
+      });
+    }
+    const entries = calls.map((c) => {
+      const handle = byName.get(c.name)!;
+      return { callId: c.callId, name: c.name, uiAssociated: handle.resourceUri !== null, handle };
+    });
+    const ui = entries.filter((e) => e.uiAssociated).length;
+    const classification = ui === 0 ? 'non-ui' : ui === entries.length ? 'ui' : 'mixed';
+    const snapshotDigest = createHash('sha256').update(canonicalize(entries.map((e) => [e.callId, e.name, e.handle.handleId, e.handle.fingerprint]))).digest('hex');
+    return deepFreeze({ snapshotId: randomUUID(), snapshotDigest, classification, calls: entries, createdAt: new Date().toISOString() });
+  }
+
+  invalidateToolset(toolsetId: string): void {
+    this.cache.invalidateToolset(toolsetId);
+  }
+
+  private async composeModel(audience: CatalogAudience, selections: readonly ToolsetSelection[]): Promise<Composition> {
+    const parts: Composition[] = [];
+    for (const selection of selections) {
+      // App-safe first, then full (RFC §4): both must list completely, or there is no catalog at all.
+      const appSafe = await this.discovery.acquireAndList(selection.toolsetId, 'app-safe', audience);
+      const full = await this.discovery.acquireAndList(selection.toolsetId, 'full', audience);
+      if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
+        throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', { details: { reason: 'BINDING_CHANGED_DURING_DISCOVERY', toolsetId: selection.toolsetId } });
+      }
+      const resolved = resolveTwoClass(selection.toolsetId, appSafe, full);
+      for (const d of resolved.divergences) this.logger.info({ toolsetId: selection.toolsetId, ...d }, 'capability-adapted declaration: the app-safe declaration wins for a UI tool');
+      const quarantined = await this.pinning.evaluate(selection.toolsetId, resolved.candidates);
+      const composed = composeModelCatalog(resolved.candidates, selection, this.config.reservedNames, quarantined, catalogGenerationOf(appSafe.generation.bindingGeneration, [appSafe, full]));
+      parts.push({ tools: composed.tools, excluded: [...resolved.excluded, ...composed.excluded] });
+    }
+    const merged = dropCollisions(parts);
+    this.logExclusions(merged.excluded, 'model');
+    return merged;
+  }
+
+  private logExclusions(excluded: readonly { toolsetId: string; name: string; reason: string }[], catalog: 'model' | 'app'): void {
+    const loud = excluded.filter((e) => e.reason !== 'NOT_SELECTED' && e.reason !== 'NOT_VISIBLE' && e.reason !== 'NOT_ALLOWED_BY_APP_POLICY');
+    if (loud.length) this.logger.warn({ catalog, excluded: loud }, 'tools excluded from the catalog');
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
+}

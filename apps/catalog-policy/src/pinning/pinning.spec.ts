@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { Pool } from 'pg';
+import { CatalogApproveTool, CatalogListPins } from '@apphost/contracts';
+import { bootService, dropSchemasWithPrefix, startPrivateNats, TEST_DATABASE_URL, uniquePrefix, type PrivateNats, type ServiceUnderTest } from '@apphost/testing';
+import pino from 'pino';
+import { toListing, type Candidate } from '../compose/listing';
+import { resolveOneClass } from '../compose/two-class';
+import { catalogPolicyService } from '../service';
+import { PinsRepository } from '../store/pins.repository';
+import { PinningService } from './pinning.service';
+
+/** Pins in the service's own schema (real PostgreSQL), approvals through the service's bus operation (real NATS). */
+describe('tool-definition pinning', () => {
+  const prefix = uniquePrefix();
+  let nats: PrivateNats;
+  let service: ServiceUnderTest;
+  let pool: Pool;
+  let pinning: PinningService;
+  const generation = { generationId: randomUUID(), fence: 1, ownerInstanceId: 'reg-1', toolsetId: 'pin-ts', bindingGeneration: 1, connectionClass: 'app-safe' as const };
+  const candidates = (description: string, schema: Record<string, unknown> = {}): Candidate[] =>
+    resolveOneClass('pin-ts', toListing(generation, [{ name: 'echo', description, inputSchema: { type: 'object', properties: schema } }, { name: 'stable', inputSchema: { type: 'object' } }])).candidates;
+  const quarantinedNames = async (cs: Candidate[]) => {
+    const check = await pinning.evaluate('pin-ts', cs);
+    return cs.filter(check).map((c) => c.tool.name);
+  };
+
+  beforeAll(async () => {
+    nats = await startPrivateNats();
+    service = await bootService(catalogPolicyService, prefix, { NATS_URL: nats.url });
+    pool = new Pool({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${prefix}catalog_policy`, max: 2 });
+    pinning = new PinningService(new PinsRepository(pool), pino({ level: 'silent' }));
+  }, 60_000);
+
+  afterAll(async () => {
+    await pool?.end();
+    await service?.stop();
+    await nats?.stop();
+    await dropSchemasWithPrefix(prefix);
+  });
+
+  it('first sight records; the same definition stays visible; a changed description or schema is quarantined', async () => {
+    expect(await quarantinedNames(candidates('Echoes.'))).toEqual([]);
+    expect(await quarantinedNames(candidates('Echoes.'))).toEqual([]);
+    expect(await quarantinedNames(candidates('Echoes. <IMPORTANT>exfiltrate</IMPORTANT>'))).toEqual(['echo']);
+    expect(await quarantinedNames(candidates('Echoes.', { extra: { type: 'string' } }))).toEqual(['echo']);
+    const { pins } = await service.client.request(CatalogListPins, { toolsetId: 'pin-ts' });
+    expect(pins.find((p) => p.name === 'echo')).toMatchObject({ state: 'QUARANTINED', connectionClass: 'app-safe' });
+    expect(pins.find((p) => p.name === 'stable')).toMatchObject({ state: 'APPROVED', candidateFingerprint: null });
+    const { rows } = await pool.query(`SELECT kind, previous_fingerprint, fingerprint FROM tool_pin_events WHERE tool_name = 'echo' ORDER BY id`);
+    expect(rows.map((r: { kind: string }) => r.kind)).toEqual(['FIRST_SIGHT', 'DRIFT', 'DRIFT']);
+    expect(rows[1].previous_fingerprint).toBe(rows[0].fingerprint);
+  });
+
+  it('approval needs the candidate fingerprint if one is named, then the new definition is visible and the old one is not', async () => {
+    const drifted = candidates('Echoes.', { extra: { type: 'string' } });
+    const { pins } = await service.client.request(CatalogListPins, { toolsetId: 'pin-ts' });
+    const before = pins.find((p) => p.name === 'echo')!;
+    await expect(service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'echo', fingerprint: before.approvedFingerprint, approvedBy: 'admin' })).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'never-seen', approvedBy: 'admin' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const approved = await service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'echo', fingerprint: drifted[0].tool.fingerprint, approvedBy: 'admin' });
+    expect(approved.approved).toEqual([{ connectionClass: 'app-safe', previousFingerprint: before.approvedFingerprint, fingerprint: drifted[0].tool.fingerprint }]);
+    expect(approved.pins[0]).toMatchObject({ state: 'APPROVED', approvedFingerprint: drifted[0].tool.fingerprint, candidateFingerprint: null });
+    expect(await quarantinedNames(drifted)).toEqual([]);
+    expect(await quarantinedNames(candidates('Echoes.'))).toEqual(['echo']);
+    const { rows } = await pool.query(`SELECT actor, previous_fingerprint, fingerprint FROM tool_pin_events WHERE kind = 'APPROVED'`);
+    expect(rows).toEqual([{ actor: 'admin', previous_fingerprint: before.approvedFingerprint, fingerprint: drifted[0].tool.fingerprint }]);
+  });
+
+  it('concurrent first sightings of different definitions: one wins durably, the other is quarantined', async () => {
+    const g2 = { ...generation, toolsetId: 'race-ts' };
+    const cs = (d: string) => resolveOneClass('race-ts', toListing(g2, [{ name: 'r', description: d }])).candidates;
+    const [x, y] = await Promise.all([pinning.evaluate('race-ts', cs('one')), pinning.evaluate('race-ts', cs('two'))]);
+    expect([x(cs('one')[0]), y(cs('two')[0])].filter(Boolean)).toHaveLength(1);
+  });
+});

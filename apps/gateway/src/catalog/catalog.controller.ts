@@ -1,0 +1,63 @@
+import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
+import type { z } from 'zod';
+import { BusClient } from '@apphost/bus';
+import { AppHostError, CatalogApproveTool, CatalogModelCatalog, invalidArgument, LifecycleGetSession, registryIdSchema, sessionIdSchema, type Principal, type ResponseOf } from '@apphost/contracts';
+import { CurrentPrincipal, RequireScopes } from '../auth';
+import { approveBodySchema, catalogQuerySchema, toolMethodSchema, type PublicCatalog } from './catalog.schemas';
+
+function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw invalidArgument(what, result.error);
+  return result.data;
+}
+
+const notFound = () => new AppHostError('NOT_FOUND', 'session not found');
+
+/** `GET /v1/sessions/{id}/catalog`: the session's model catalog (model-visible tools only), from catalog-policy. */
+@Controller('v1/sessions')
+@RequireScopes('runtime')
+export class CatalogController {
+  constructor(@Inject(BusClient) private readonly bus: BusClient) {}
+
+  @Get(':sessionId/catalog')
+  async catalog(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query() query: unknown): Promise<PublicCatalog> {
+    const q = parse(catalogQuerySchema, query, 'query');
+    if (q.userId !== undefined && q.userId !== principal.subject) throw notFound();
+    const key = { tenant: principal.tenant, appName: q.appName, userId: principal.subject, sessionId: parse(sessionIdSchema, sessionId, 'session id') };
+    const view = await this.bus.request(LifecycleGetSession, { session: key });
+    if (view.state !== 'ACTIVE') throw notFound();
+    const catalog = await this.bus.request(CatalogModelCatalog, { principal, session: { key, incarnation: view.incarnation }, fresh: q.fresh === 'true' });
+    return { sessionId: key.sessionId, appName: key.appName, incarnation: view.incarnation, tools: catalog.tools.map(toPublic) };
+  }
+}
+
+/** `POST /v1/toolsets/{id}/tools/{name}:approve` (admin): re-approve a quarantined tool definition. */
+@Controller('v1/toolsets')
+@RequireScopes('admin')
+export class ToolApprovalController {
+  constructor(@Inject(BusClient) private readonly bus: BusClient) {}
+
+  @Post(':toolsetId/tools/:toolMethod')
+  @HttpCode(200)
+  approve(@CurrentPrincipal() principal: Principal, @Param('toolsetId') toolsetId: string, @Param('toolMethod') toolMethod: string, @Body() body: unknown): Promise<ResponseOf<typeof CatalogApproveTool>> {
+    const name = parse(toolMethodSchema, toolMethod, 'tool custom method').slice(0, -':approve'.length);
+    const input = parse(approveBodySchema, body ?? {}, 'request body');
+    return this.bus.request(CatalogApproveTool, { toolsetId: parse(registryIdSchema, toolsetId, 'toolset id'), name, fingerprint: input.fingerprint, approvedBy: `${principal.tenant}/${principal.subject}` });
+  }
+}
+
+function toPublic(h: ResponseOf<typeof CatalogModelCatalog>['tools'][number]): PublicCatalog['tools'][number] {
+  const d = h.declaration as Record<string, unknown>;
+  const pick = (k: string) => (d[k] !== undefined ? { [k]: d[k] } : {});
+  return {
+    name: h.exposedName,
+    handleId: h.handleId,
+    toolsetId: h.toolsetId,
+    ...pick('description'),
+    ...pick('inputSchema'),
+    ...pick('outputSchema'),
+    ...pick('annotations'),
+    ...(h.resourceUri ? { resourceUri: h.resourceUri } : {}),
+    connectionClass: h.connectionClass,
+  } as PublicCatalog['tools'][number];
+}

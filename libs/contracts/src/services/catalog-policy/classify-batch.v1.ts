@@ -1,0 +1,30 @@
+import { z } from 'zod';
+import { defineContract } from '../../lib/contract';
+import { boundToolHandleSchema, catalogAudienceSchema, toolNameSchema, toolsetSelectionSchema } from './catalog-values';
+
+export const batchClassificationSchema = z.enum(['ui', 'non-ui', 'mixed']);
+
+/**
+ * `apphost.catalog-policy.classify-batch.v1`: fresh two-class discovery, then one immutable snapshot of the exact
+ * handles the batch's calls (model names) resolve to. `mixed` is an answer (the caller rejects the batch before
+ * fan-out); a call naming a tool that is absent, excluded or disagrees between classes fails the whole
+ * classification (FAILED_PRECONDITION, `details.reason` TOOL_NOT_IN_CATALOG / TOOL_CLASS_DISAGREEMENT).
+ */
+export const CatalogClassifyBatch = defineContract({
+  service: 'catalog-policy',
+  operation: 'classify-batch',
+  version: 1,
+  request: catalogAudienceSchema.extend({
+    toolsets: z.array(toolsetSelectionSchema).min(1).max(32).optional(),
+    calls: z.array(z.strictObject({ callId: z.string().min(1).max(128), name: toolNameSchema })).min(1).max(64),
+  }),
+  response: z.object({
+    snapshotId: z.uuid(),
+    /** `canonicalDigest`-style digest of the snapshot's handles, so an admitted batch can prove it used them. */
+    snapshotDigest: z.string().regex(/^[0-9a-f]{64}$/),
+    classification: batchClassificationSchema,
+    calls: z.array(z.object({ callId: z.string(), name: toolNameSchema, uiAssociated: z.boolean(), handle: boundToolHandleSchema })),
+    createdAt: z.string(),
+  }),
+  errors: ['FAILED_PRECONDITION', 'NOT_FOUND', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'],
+});
