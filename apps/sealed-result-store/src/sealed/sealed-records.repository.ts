@@ -86,6 +86,23 @@ const RAISE_FLOOR = `
   ON CONFLICT (tenant, app_name, user_id, session_id) DO UPDATE SET min_live = GREATEST(s.min_live, EXCLUDED.min_live)
   RETURNING s.min_live`;
 
+/**
+ * The create path's floor step: like RAISE_FLOOR, but writes no new row version when the floor already equals
+ * `$5` (every create after the first of an incarnation). ON CONFLICT DO UPDATE locks the conflicting row (its
+ * latest version) whether or not the WHERE holds, so the lock that serializes create against purge/revoke is
+ * unchanged; only the redundant tuple version (WAL, HOT chain) goes away. RETURNING yields a row iff the floor
+ * was inserted or its latest version differed from `$5`: no row means the floor in force is exactly `$5`.
+ */
+const RAISE_FLOOR_FOR_CREATE = `
+  INSERT INTO session_incarnations AS s (tenant, app_name, user_id, session_id, min_live) VALUES ($1, $2, $3, $4, $5)
+  ON CONFLICT (tenant, app_name, user_id, session_id) DO UPDATE SET min_live = GREATEST(s.min_live, EXCLUDED.min_live)
+    WHERE s.min_live <> EXCLUDED.min_live
+  RETURNING s.min_live`;
+
+/**
+ * The hot statements (create, commit, resolve) are named, so each pooled connection parses and plans them once
+ * (pg prepares a named statement per connection; the service's search_path is fixed per connection).
+ */
 export class SealedRecordsRepository {
   constructor(private readonly pool: Pool) {}
 
@@ -94,17 +111,18 @@ export class SealedRecordsRepository {
    * purge/revoke), then insert unless the incarnation is stale or the operation instance exists.
    */
   async insertRecord(r: NewRecord): Promise<InsertOutcome> {
-    const { rows } = await this.pool.query<{ min_live: string; inserted: boolean }>(
-      `WITH floor AS (${RAISE_FLOOR}),
+    const { rows } = await this.pool.query<{ min_live: string; inserted: boolean }>({
+      name: 'sealed-insert-record-v2',
+      text: `WITH floor AS (${RAISE_FLOOR_FOR_CREATE}),
        ins AS (
          INSERT INTO sealed_records (record_id, operation_instance_id, tenant, app_name, user_id, session_id, incarnation,
                                      function_call_id, state, schema_version, digest, chunk_bytes, chunk_digests, size_bytes, body, expires_at)
          SELECT $6, $7, $1, $2, $3, $4, $5, $8, 'PENDING', $9, $10, $11, $12, $13, $14, now() + make_interval(secs => $15::double precision / 1000)
-         FROM floor WHERE floor.min_live <= $5
+         WHERE NOT EXISTS (SELECT 1 FROM floor WHERE floor.min_live > $5)
          ON CONFLICT (operation_instance_id) DO NOTHING
          RETURNING 1)
-       SELECT (SELECT min_live FROM floor) AS min_live, EXISTS (SELECT 1 FROM ins) AS inserted`,
-      [
+       SELECT COALESCE((SELECT min_live FROM floor), $5) AS min_live, EXISTS (SELECT 1 FROM ins) AS inserted`,
+      values: [
         ...sessionParams(r.session),
         r.incarnation,
         r.recordId,
@@ -118,7 +136,7 @@ export class SealedRecordsRepository {
         r.body,
         r.pendingTtlMs,
       ],
-    );
+    });
     const row = rows[0];
     if (row.inserted) return { kind: 'inserted' };
     const minLive = Number(row.min_live);
@@ -151,14 +169,15 @@ export class SealedRecordsRepository {
    * and this update contend for the same row lock and each re-checks `state` after waiting, so exactly one wins.
    */
   async commit(k: RecordKeyParams): Promise<{ schemaVersion: number } | null> {
-    const { rows } = await this.pool.query<{ schema_version: number }>(
-      `UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = COALESCE(r.committed_at, now())
+    const { rows } = await this.pool.query<{ schema_version: number }>({
+      name: 'sealed-commit-v1',
+      text: `UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = COALESCE(r.committed_at, now())
        WHERE r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7
          AND (r.state = 'PENDING' OR r.event_id = $8)
          AND NOT EXISTS (SELECT 1 FROM session_incarnations s WHERE ${SESSION_MATCH('s')} AND s.min_live > $5)
        RETURNING r.schema_version`,
-      [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
-    );
+      values: [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
+    });
     return rows[0] ? { schemaVersion: rows[0].schema_version } : null;
   }
 
@@ -182,8 +201,9 @@ export class SealedRecordsRepository {
    * binding won (it loses to a collector that got the row first, or to a bind to another event).
    */
   async findForResolve(k: RecordKeyParams): Promise<ResolvedRow> {
-    const { rows } = await this.pool.query(
-      `WITH bind AS (
+    const { rows } = await this.pool.query({
+      name: 'sealed-resolve-v1',
+      text: `WITH bind AS (
          UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = now()
          WHERE r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7 AND r.state = 'PENDING'
            AND NOT EXISTS (SELECT 1 FROM session_incarnations s WHERE ${SESSION_MATCH('s')} AND s.min_live > $5)
@@ -194,8 +214,8 @@ export class SealedRecordsRepository {
        LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
        LEFT JOIN sealed_records r ON r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7
          AND (r.event_id = $8 OR r.state = 'PENDING')`,
-      [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
-    );
+      values: [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
+    });
     const row = rows[0];
     return {
       minLive: toNumber(row.min_live),
