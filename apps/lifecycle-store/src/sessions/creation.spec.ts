@@ -263,6 +263,25 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
       expect(await h.record(key)).toMatchObject({ adopted: true, state: 'ACTIVE', incarnation: 1 });
     });
 
+    it('migration: a create or a delete as the first touch of a legacy row adopts it (the read-free first attempts write nothing over it)', async () => {
+      const legacy = async () => {
+        const key = h.key('legacy');
+        await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [key.tenant, key.appName, key.userId, key.sessionId]);
+        return key;
+      };
+      const created = await legacy();
+      await expect(create(created, 'op-new')).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'ALREADY_EXISTS' } });
+      expect(await h.record(created)).toMatchObject({ state: 'ACTIVE', incarnation: 1, adopted: true, creation_operation_id: null, version: 1 });
+      const deleted = await legacy();
+      await expect(h.client.request(LifecycleDeleteSession, { session: deleted, expectedIncarnation: 2 })).rejects.toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        details: { reason: 'STALE_INCARNATION', incarnation: 1 },
+      });
+      expect(await h.record(deleted)).toMatchObject({ state: 'ACTIVE', incarnation: 1, adopted: true });
+      await expect(h.client.request(LifecycleDeleteSession, { session: deleted, expectedIncarnation: 1 })).resolves.toMatchObject({ state: 'DELETED', incarnation: 1 });
+      expect(await h.sessionRows(deleted)).toEqual([]);
+    });
+
     it('the database itself refuses illegal transitions, record deletion and event rewrites', async () => {
       const key = h.key();
       await create(key, 'op-a', { importedEvents: [note('x')] });

@@ -10,10 +10,19 @@ export interface DeleteDeps extends CascadeDeps {
 }
 
 /**
- * Deletion: CAS ACTIVE(n) → DELETING(n) with the cascade plan (new admissions fail from this commit on), then the
- * cascade driver. Idempotent: DELETING resumes, DELETED answers as is. CREATING cannot be deleted (FAILED_PRECONDITION).
+ * Deletion: ACTIVE(n) → DELETING(n) with the cascade plan (new admissions fail from this commit on) — first as a guarded
+ * update without a read, else read-then-CAS — then the cascade driver. Idempotent: DELETING resumes, DELETED answers
+ * as is. CREATING cannot be deleted (FAILED_PRECONDITION).
  */
 export async function deleteSession(deps: DeleteDeps, req: { session: SessionKey; expectedIncarnation?: number }): Promise<SessionView> {
+  // The common case is an ACTIVE session: move it to DELETING straight away (guarded by state and the expected
+  // incarnation) instead of reading first; a miss wrote nothing, and the read-then-CAS loop answers from what is there.
+  const deleting = await deps.repo.beginDeletionIfActive(req.session, req.expectedIncarnation ?? null, cascadePlan(deps.participants));
+  if (deleting) {
+    deps.metrics.transitions.inc({ transition: 'begin-delete', outcome: 'ok' });
+    await deps.faults.hit('delete.after-deleting');
+    return toView(await driveCascade(deps, deleting));
+  }
   for (let attempt = 0; attempt < 5; attempt++) {
     const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
     if (!record) throw notFound(req.session);

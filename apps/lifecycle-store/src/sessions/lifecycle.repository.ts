@@ -224,8 +224,12 @@ export class LifecycleRepository {
 
   /**
    * `createIfFenceCurrent`: in ONE transaction, a guarded update of the fence row (it must still name this creator's
-   * incarnation; 0 rows → ROLLBACK), then the session row with its creation receipt and the finalized imported events.
-   * `inside` runs between the fence update and the inserts (a fault point holding the transaction open).
+   * incarnation) and — in the same statement, only if that update took the row — the session row with its creation
+   * receipt and the finalized imported events. Fence retired or session row already there → ROLLBACK (nothing of this
+   * creator is written). One statement saves a round trip while the fence lock is held; the statement waits for a
+   * reclaimer holding the fence row and then re-checks the token on the row's newest version (READ COMMITTED), and
+   * `ON CONFLICT DO NOTHING` sees a session row committed meanwhile. `inside` runs after that statement and before
+   * COMMIT: the fence row is held and the transaction is open (a fault point holding it there).
    */
   async createIfFenceCurrent(
     key: SessionKey,
@@ -235,13 +239,12 @@ export class LifecycleRepository {
   ): Promise<CommitOutcome> {
     return this.sql
       .tx(async (q): Promise<CommitOutcome> => {
-        const fence = await q(`UPDATE session_fences SET updated_at = now() WHERE ${KEY} AND fence_token = $5 RETURNING 1`, [...keyParams(key), receipt.incarnation]);
-        if (fence.count === 0) throw new CommitMiss('fence-retired');
-        await inside();
-        const { rows } = await q<{ inserted: string }>(
-          `WITH s AS (
+        const { rows } = await q<{ fenced: string; inserted: string }>(
+          `WITH f AS (
+             UPDATE session_fences SET updated_at = now() WHERE ${KEY} AND fence_token = $5::bigint RETURNING 1
+           ), s AS (
              INSERT INTO session_rows (tenant, app_name, user_id, session_id, incarnation, creation_operation_id, import_digest, import_count, last_event_id)
-             VALUES ($1, $2, $3, $4, $5::bigint, $6, $7, $8::integer, $8::bigint)
+             SELECT $1, $2, $3, $4, $5::bigint, $6, $7, $8::integer, $8::bigint WHERE EXISTS (SELECT 1 FROM f)
              ON CONFLICT DO NOTHING
              RETURNING incarnation
            ), e AS (
@@ -250,10 +253,12 @@ export class LifecycleRepository {
                FROM s, jsonb_array_elements($9::jsonb) WITH ORDINALITY AS d(doc, ord)
              RETURNING 1
            )
-           SELECT (SELECT count(*) FROM s) AS inserted, (SELECT count(*) FROM e) AS events`,
+           SELECT (SELECT count(*) FROM f) AS fenced, (SELECT count(*) FROM s) AS inserted, (SELECT count(*) FROM e) AS events`,
           [...keyParams(key), receipt.incarnation, receipt.operationId, receipt.digest, imported.length, JSON.stringify(imported.map((e) => e.body))],
         );
+        if (Number(rows[0]?.fenced ?? 0) === 0) throw new CommitMiss('fence-retired');
         if (Number(rows[0]?.inserted ?? 0) === 0) throw new CommitMiss('row-exists');
+        await inside();
         return 'committed';
       })
       .catch((error: unknown) => {
@@ -294,6 +299,22 @@ export class LifecycleRepository {
         WHERE ${KEY} AND state = 'ACTIVE' AND incarnation = $5 AND version = $6
         RETURNING ${RECORD_COLUMNS}`,
       [...keyParams(key), incarnation, version, JSON.stringify(cascade)],
+    );
+    return rows[0] ? toRecord(key, rows[0]) : null;
+  }
+
+  /**
+   * ACTIVE(n) → DELETING(n) without a prior read: guarded by the state (and by the incarnation when the caller expects
+   * one) instead of a read version, since ACTIVE(n) → DELETING(n) is legal from any version of ACTIVE(n) and the
+   * trigger still checks the +1 version step. It waits for in-flight appends (their share lock) like the CAS above.
+   * Null → nothing written (not ACTIVE, other incarnation, no record, a legacy row): the caller reads and decides.
+   */
+  async beginDeletionIfActive(key: SessionKey, expectedIncarnation: number | null, cascade: CascadeProgress): Promise<LifecycleRecord | null> {
+    const { rows } = await this.sql.one<RecordRow>(
+      `UPDATE lifecycle_records SET state = 'DELETING', version = version + 1, cascade = $6::jsonb, updated_at = now()
+        WHERE ${KEY} AND state = 'ACTIVE' AND ($5::bigint IS NULL OR incarnation = $5::bigint)
+        RETURNING ${RECORD_COLUMNS}`,
+      [...keyParams(key), expectedIncarnation, JSON.stringify(cascade)],
     );
     return rows[0] ? toRecord(key, rows[0]) : null;
   }
