@@ -100,7 +100,10 @@ describe('all-in-one plane', () => {
         const view = await new BusClient({ transport, defaultTimeoutMs: 5000 }).request(LifecycleGetSession, {
           session: { tenant: 'dev', appName: 'demo', userId: session.userId, sessionId: session.sessionId },
         });
-        expect(view.cascade?.participants).toEqual([expect.objectContaining({ name: 'sealed-result-store', revoked: true, purged: true })]);
+        expect(view.cascade?.participants).toEqual([
+          expect.objectContaining({ name: 'governed-operations', revoked: true, purged: true }),
+          expect.objectContaining({ name: 'sealed-result-store', revoked: true, purged: true }),
+        ]);
       } finally {
         await transport.close();
       }

@@ -6,6 +6,7 @@ import { HttpErrorFilter } from './http/error.filter';
 import { OpenApiController } from './openapi/openapi.controller';
 import { ServicesController } from './services/services.controller';
 import { SessionsController } from './sessions/sessions.controller';
+import { ToolBatchesController } from './tool-batches/tool-batches.controller';
 
 /** The gateway's own routes; the auth module (guards) is imported next to it by the service definition. */
 @Module({})
@@ -13,7 +14,7 @@ export class GatewayModule {
   static register(): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [OpenApiController, ServicesController, SessionsController, AdminController, CatalogController, ToolApprovalController],
+      controllers: [OpenApiController, ServicesController, SessionsController, AdminController, CatalogController, ToolApprovalController, ToolBatchesController],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };
   }

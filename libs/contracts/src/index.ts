@@ -44,3 +44,5 @@ export * from './services/catalog-policy/classify-batch.v1';
 export * from './services/catalog-policy/read-resource.v1';
 export * from './services/catalog-policy/approve-tool.v1';
 export * from './services/catalog-policy/list-pins.v1';
+export * from './services/governed-operations/run-tool-batch.v1';
+export * from './services/governed-operations/cascade.v1';

@@ -4,6 +4,7 @@ import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '
 import { APPHOST_VERSION } from '@apphost/runtime';
 import { adminPaths } from '../admin/admin.openapi';
 import { catalogPaths } from '../catalog/catalog.openapi';
+import { toolBatchPaths } from '../tool-batches/tool-batches.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -37,6 +38,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       ...sessionPaths(),
       ...adminPaths(),
       ...catalogPaths(),
+      ...toolBatchPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",

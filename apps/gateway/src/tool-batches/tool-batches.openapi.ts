@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { toolBatchBodySchema, toolBatchResultSchema } from './tool-batches.schemas';
+
+const json = (schema: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any', io });
+const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
+
+/** The model tool-batch route (governed-operations behind it). */
+export function toolBatchPaths(): Record<string, unknown> {
+  return {
+    '/v1/sessions/{sessionId}/tool-batches': {
+      post: {
+        summary:
+          "Runs one model turn's tool calls and appends ONE event: function responses in emission order (the model projection for UI tools), and a widget descriptor with its own sealed-result reference per UI result. A batch mixing UI and non-UI tools runs nothing: the event carries one MIXED_BATCH error response per call.",
+        parameters: [{ name: 'sessionId', in: 'path', required: true, schema: { type: 'string' } }],
+        requestBody: { required: true, content: { 'application/json': { schema: json(toolBatchBodySchema, 'input') } } },
+        responses: {
+          '200': { description: 'The appended event', content: { 'application/json': { schema: json(toolBatchResultSchema, 'output') } } },
+          '400': error('Invalid path or body (including duplicate function-call ids)'),
+          '401': error('Missing or invalid bearer token'),
+          '403': error('The token lacks the runtime scope'),
+          '404': error('No such active session for this principal'),
+          '412': error('A call names a tool outside the model catalog, or discovery failed closed; nothing ran'),
+          '429': error('A discovery bound was exceeded'),
+          '504': error('The batch took too long'),
+        },
+      },
+    },
+  };
+}

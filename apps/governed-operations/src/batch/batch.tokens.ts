@@ -1,0 +1,2 @@
+export const BATCH_CONFIG = Symbol('BATCH_CONFIG');
+export const BATCH_LOGGER = Symbol('BATCH_LOGGER');

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { defineContract } from '../../lib/contract';
+import { incarnationSchema, principalSchema, sessionKeySchema } from '../../lib/values';
+import { toolNameSchema, toolsetSelectionSchema } from '../catalog-policy/catalog-values';
+import { widgetDescriptorSchema } from '../lifecycle-store/values';
+
+/** A function-call id as the model emitted it (ADK `FunctionCall.id`); absent ids are populated deterministically. */
+export const batchFunctionCallIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._:@-]{0,127}$/, 'function call id: 1-128 chars of [A-Za-z0-9._:@-]');
+
+/** One model-originated tool call: `tool` is a model-catalog (prefixed) name. */
+export const toolBatchCallSchema = z.strictObject({
+  functionCallId: batchFunctionCallIdSchema.optional(),
+  tool: toolNameSchema,
+  arguments: z.record(z.string(), z.unknown()).default({}),
+});
+export type ToolBatchCall = z.input<typeof toolBatchCallSchema>;
+
+/** The terminal error a function response carries when its call did not produce a result. */
+export const toolBatchErrorSchema = z.strictObject({
+  /** `MIXED_BATCH`, `RESULT_INVALID`, `TOOL_CALL_FAILED`, `INPUT_REQUIRED_UNSUPPORTED`, `SEAL_FAILED`, or an error code. */
+  code: z.string().min(1).max(64),
+  message: z.string().max(1024),
+});
+
+/** One function response of the appended event, in the model's emission order. */
+export const toolBatchFunctionResponseSchema = z.strictObject({
+  functionCallId: batchFunctionCallIdSchema,
+  /** The model-catalog name the model called. */
+  name: toolNameSchema,
+  /** The model projection for UI tools, the result unchanged for non-UI tools, or `{ error }`. */
+  response: z.record(z.string(), z.unknown()),
+});
+export type ToolBatchFunctionResponse = z.infer<typeof toolBatchFunctionResponseSchema>;
+
+export const runToolBatchResponseSchema = z.strictObject({
+  /** The ledger id of the one event appended for the batch. */
+  eventId: z.number().int().min(1),
+  incarnation: incarnationSchema,
+  /** `MIXED_BATCH` when the batch was rejected before anything ran; null when it was admitted. */
+  rejection: z.literal('MIXED_BATCH').nullable(),
+  functionResponses: z.array(toolBatchFunctionResponseSchema),
+  widgets: z.array(widgetDescriptorSchema),
+});
+export type RunToolBatchResponse = z.infer<typeof runToolBatchResponseSchema>;
+
+/**
+ * `apphost.governed-operations.run-tool-batch.v1`: one model turn's tool calls, end to end. The session must be
+ * ACTIVE for `session` (NOT_FOUND otherwise). The batch is classified against one catalog-policy snapshot: a
+ * mixed UI/non-UI batch is rejected before anything runs (one event, one `MIXED_BATCH` error response per call);
+ * otherwise every call executes on its handle's generation (no automatic retry), results are validated, UI results
+ * are sealed PENDING, ONE event is appended (projections + descriptors with their own `sealedResultRef`) and the
+ * references are committed. Function-call ids must be unique (INVALID_ARGUMENT); a call naming a tool outside the
+ * catalog fails the whole batch (FAILED_PRECONDITION from catalog-policy) with no event.
+ */
+export const GovernedRunToolBatch = defineContract({
+  service: 'governed-operations',
+  operation: 'run-tool-batch',
+  version: 1,
+  request: z.strictObject({
+    principal: principalSchema,
+    session: sessionKeySchema.strict(),
+    invocationId: z.string().min(1).max(128),
+    calls: z.array(toolBatchCallSchema).min(1).max(64),
+    /** The developer's toolset selection; absent → the app's configured selection (catalog-policy). */
+    toolsets: z.array(toolsetSelectionSchema).min(1).max(32).optional(),
+  }),
+  response: runToolBatchResponseSchema,
+  errors: ['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED', 'UNAVAILABLE'],
+});
