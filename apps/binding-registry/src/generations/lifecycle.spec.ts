@@ -79,7 +79,12 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
     const gone = await eventually(async () => expectTyped(ping(handle)).catch(() => undefined), LIFETIME_MS * 3, 100);
     expect(Date.now() - started).toBeGreaterThanOrEqual(LIFETIME_MS);
     expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'MAX_LIFETIME' } });
-    expect(await rowOf(handle.generationId)).toEqual({ state: 'CLOSED', close_reason: 'MAX_LIFETIME' });
+    // The owner stops serving the generation first, then records why: the durable row follows shortly after.
+    const closed = await eventually(async () => {
+      const row = await rowOf(handle.generationId);
+      return row.state === 'CLOSED' ? row : undefined;
+    }, 10_000, 50);
+    expect(closed).toEqual({ state: 'CLOSED', close_reason: 'MAX_LIFETIME' });
     const next = await acquire('lifetime', 'life-1');
     expect(next.generationId).not.toBe(handle.generationId);
     expect(next.fence).toBeGreaterThan(handle.fence);
