@@ -130,19 +130,19 @@ export class LifecycleRepository {
             RETURNING 1`,
           keyParams(key),
         );
-        if (claimed.count === 0) throw new NothingToDo();
+        if (claimed.count === 0) throw new NothingWritten();
         const inserted = await q(
           `INSERT INTO lifecycle_records (tenant, app_name, user_id, session_id, incarnation, state, version, adopted, adoption)
            VALUES ($1, $2, $3, $4, 1, 'ACTIVE', 1, true, jsonb_build_object('receipt', 'adoption', 'adoptedAt', now()))
            ON CONFLICT DO NOTHING RETURNING 1`,
           keyParams(key),
         );
-        if (inserted.count === 0) throw new NothingToDo();
+        if (inserted.count === 0) throw new NothingWritten();
         await q(`INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token) VALUES ($1, $2, $3, $4, 1) ON CONFLICT DO NOTHING`, keyParams(key));
         return true;
       })
       .catch((error: unknown) => {
-        if (error instanceof NothingToDo) return false;
+        if (error instanceof NothingWritten) return false;
         throw error;
       });
   }
@@ -374,7 +374,7 @@ export class LifecycleRepository {
   }
 }
 
-class NothingToDo extends Error {}
+class NothingWritten extends Error {}
 class Outcome extends Error {
   constructor(readonly outcome: ReclaimOutcome) {
     super(outcome.kind);
