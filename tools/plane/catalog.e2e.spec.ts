@@ -136,6 +136,14 @@ describe('catalog-policy in the plane', () => {
       expect(withAdkPrefix.excluded).toContainEqual({ toolsetId: 'matrix', name: 'request_confirmation', reason: 'RESERVED_NAME' });
     }, 60_000);
 
+    it("the toolset spec's own tool filter and name prefix select the model catalog when the caller names none", async () => {
+      await put('matrix-selected', { ...matrixSpec('p1'), toolFilter: ['plain', 'vis-model'], namePrefix: 'sel' });
+      const fromSpec = await model('matrix-selected');
+      expect(fromSpec.tools.map((t) => t.exposedName).sort()).toEqual(['sel_plain', 'sel_vis-model']);
+      const overridden = await model('matrix-selected', 's-bus', { namePrefix: 'mine', toolFilter: ['plain'] });
+      expect(overridden.tools.map((t) => t.exposedName)).toEqual(['mine_plain']);
+    }, 60_000);
+
     it('app catalog: only app-visible, well-formed, non-reserved tools, native names', async () => {
       const h = await acquire('matrix', 'app-safe');
       const app = await plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 });

@@ -39,7 +39,7 @@ export class CatalogService {
   }
 
   async modelCatalog(audience: CatalogAudience, toolsets: ToolsetSelection[] | undefined, fresh: boolean): Promise<ModelCatalog> {
-    const selections = toolsets ?? this.config.appToolsets.get(audience.session.key.appName) ?? [];
+    const selections = await this.selectionsFor(audience, toolsets);
     const key = ModelCatalogCache.key(audience, selections);
     const hit = fresh ? undefined : this.cache.get(key);
     if (hit) return { ...hit, cached: true };
@@ -61,7 +61,7 @@ export class CatalogService {
 
   /** Batch admission: the same two-class algorithm, fresh; one immutable snapshot of the exact handles. */
   async classifyBatch(audience: CatalogAudience, toolsets: ToolsetSelection[] | undefined, calls: { callId: string; name: string }[]): Promise<ResponseOf<typeof CatalogClassifyBatch>> {
-    const selections = toolsets ?? this.config.appToolsets.get(audience.session.key.appName) ?? [];
+    const selections = await this.selectionsFor(audience, toolsets);
     const catalog = await this.composeModel(audience, selections);
     const byName = new Map(catalog.tools.map((t) => [t.exposedName, t]));
     const missing = calls.filter((c) => !byName.has(c.name));
@@ -84,6 +84,12 @@ export class CatalogService {
 
   invalidateToolset(toolsetId: string): void {
     this.cache.invalidateToolset(toolsetId);
+  }
+
+  /** The caller's selections, else the app's configured ones, each completed from its toolset spec. */
+  private selectionsFor(audience: CatalogAudience, toolsets: ToolsetSelection[] | undefined): Promise<ToolsetSelection[]> {
+    const named = toolsets ?? this.config.appToolsets.get(audience.session.key.appName) ?? [];
+    return Promise.all(named.map((selection) => this.discovery.effectiveSelection(selection)));
   }
 
   private async composeModel(audience: CatalogAudience, selections: readonly ToolsetSelection[]): Promise<Composition> {

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, ConnListTools, ConnRelease, RegistryAcquireGeneration, type BoundGeneration, type CatalogAudience, type GenerationHandle } from '@apphost/contracts';
+import { AppHostError, ConnListTools, ConnRelease, RegistryAcquireGeneration, RegistryGetToolset, type BoundGeneration, type CatalogAudience, type GenerationHandle, type ToolsetSelection } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import type { Logger } from '@apphost/runtime';
 import { CATALOG_CONFIG, CATALOG_LOGGER } from '../catalog.tokens';
@@ -21,6 +21,30 @@ export class RegistryDiscovery {
     @Inject(CATALOG_CONFIG) private readonly config: CatalogConfig,
     @Inject(CATALOG_LOGGER) private readonly logger: Logger,
   ) {}
+
+  /**
+   * The developer selection as it takes effect: what the caller (or the app's configuration) names, with the
+   * toolset spec's own tool filter and name prefix filling whatever it leaves out. The spec's list-cache TTL is
+   * applied only when positive: its default, 0, means "not declared", so the catalog's own TTL stays in force.
+   */
+  async effectiveSelection(selection: ToolsetSelection): Promise<ToolsetSelection> {
+    let spec;
+    try {
+      spec = (await this.bus.request(RegistryGetToolset, { toolsetId: selection.toolsetId }, { timeoutMs: this.config.registryTimeoutMs })).selection;
+    } catch (error) {
+      throw asTyped(error, 'the toolset spec could not be read');
+    }
+    const toolFilter = selection.toolFilter ?? spec?.toolFilter;
+    const namePrefix = selection.namePrefix ?? spec?.namePrefix;
+    const cacheTtlMs = selection.cacheTtlMs ?? (spec && spec.listCacheTtlMs > 0 ? spec.listCacheTtlMs : undefined);
+    // Absent stays absent (no undefined members): selections are canonicalized into cache keys.
+    return {
+      toolsetId: selection.toolsetId,
+      ...(toolFilter !== undefined ? { toolFilter } : {}),
+      ...(namePrefix !== undefined ? { namePrefix } : {}),
+      ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
+    };
+  }
 
   /** A fresh, fully paginated listing on exactly this generation. */
   async list(generation: BoundGeneration): Promise<Listing> {

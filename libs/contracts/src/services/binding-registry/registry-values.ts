@@ -129,6 +129,14 @@ export const toolsetStatusSchema = z.object({
   transport: z.enum(['stdio', 'http']),
   protocol: z.enum(['legacy', 'auto', '2026-07-28']),
   liveConnections: z.number().int().min(0),
+  /** The developer selection the spec declares: catalog-policy's default when a caller names none. */
+  selection: z
+    .object({
+      toolFilter: z.array(z.string().min(1).max(128)).max(512).optional(),
+      namePrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/).optional(),
+      listCacheTtlMs: z.number().int().min(0).max(3_600_000),
+    })
+    .optional(),
 });
 export type ToolsetStatus = z.infer<typeof toolsetStatusSchema>;
 
