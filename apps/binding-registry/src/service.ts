@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '@apphost/runtime';
+import { storeOf, type ServiceDefinition } from '@apphost/runtime';
 import { parseRegistryConfig } from './registry.config';
 import { RegistryModule } from './registry.module';
 import { RegistryStore } from './store/registry-store';
@@ -16,8 +16,7 @@ export const bindingRegistryService: ServiceDefinition = {
     return [await RegistryStore.open(context)];
   },
   imports: (context, stores) => {
-    const store = stores[0];
-    if (!(store instanceof RegistryStore)) throw new Error('binding-registry: its PostgreSQL store is not open');
+    const store = storeOf(stores, RegistryStore, context.service);
     return [RegistryModule.register(store, parseRegistryConfig(context.env), context.config.INSTANCE_ID)];
   },
 };

@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '@apphost/runtime';
+import { storeOf, type ServiceDefinition } from '@apphost/runtime';
 import { parseCatalogConfig } from './catalog.config';
 import { CatalogModule } from './catalog.module';
 import { CatalogStore } from './store/catalog-store';
@@ -15,8 +15,7 @@ export const catalogPolicyService: ServiceDefinition = {
     return [await CatalogStore.open(context)];
   },
   imports: (context, stores) => {
-    const store = stores[0];
-    if (!(store instanceof CatalogStore)) throw new Error('catalog-policy: its PostgreSQL store is not open');
+    const store = storeOf(stores, CatalogStore, context.service);
     return [CatalogModule.register(store, parseCatalogConfig(context.env), context.logger)];
   },
 };

@@ -1,4 +1,4 @@
-import type { ServiceDefinition } from '@apphost/runtime';
+import { storeOf, type ServiceDefinition } from '@apphost/runtime';
 import { parseSealedConfig } from './sealed/sealed.config';
 import { SealedModule } from './sealed/sealed.module';
 import { SealedStore } from './sealed/sealed-store';
@@ -15,8 +15,7 @@ export const sealedResultStoreService: ServiceDefinition = {
     return [await SealedStore.open(context)];
   },
   imports: (context, stores) => {
-    const store = stores[0];
-    if (!(store instanceof SealedStore)) throw new Error('sealed-result-store: its PostgreSQL store is not open');
+    const store = storeOf(stores, SealedStore, context.service);
     return [SealedModule.register(store, parseSealedConfig(context.env))];
   },
 };

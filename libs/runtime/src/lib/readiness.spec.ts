@@ -3,7 +3,7 @@ import type { StoreReport } from '@apphost/contracts';
 import { parseCommonConfig } from './config';
 import { ReadinessService } from './readiness';
 import { ServiceMetrics } from './metrics';
-import type { ServiceContext, StoreHandle } from './service-definition';
+import { storeOf, type ServiceContext, type StoreHandle } from './service-definition';
 import pino from 'pino';
 
 function store(report: () => Promise<StoreReport>): StoreHandle {
@@ -53,5 +53,23 @@ describe('ServiceMetrics', () => {
     expect(text).toContain('apphost_bus_handled_total{subject="apphost.gateway.describe.v1",code="OK",service="gateway"} 1');
     expect(text).toContain('apphost_bus_requested_total{subject="apphost.lifecycle-store.describe.v1",code="UNAVAILABLE",service="gateway"} 1');
     expect(text).toContain('apphost_http_requests_total{method="GET",route="/healthz",status="200",service="gateway"} 1');
+  });
+});
+
+describe('storeOf', () => {
+  class FirstStore {
+    async report(): Promise<StoreReport> {
+      return { kind: 'memory', name: 'first', ready: true };
+    }
+    async close(): Promise<void> {
+      return undefined;
+    }
+  }
+  class OtherStore extends FirstStore {}
+
+  it('finds the store of a class among those opened, and names the service when it is missing', () => {
+    const first = new FirstStore();
+    expect(storeOf([first], FirstStore, 'catalog-policy')).toBe(first);
+    expect(() => storeOf([first], OtherStore, 'catalog-policy')).toThrow('catalog-policy: its OtherStore is not open');
   });
 });

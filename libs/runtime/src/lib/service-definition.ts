@@ -36,3 +36,11 @@ export interface ServiceDefinition {
   /** HTTP-level setup, for services with their own routes (the gateway). */
   configureHttp?(app: INestApplication, context: ServiceContext): void;
 }
+
+/** The store of the given class among those `openStores` returned: a wiring mistake stops startup, naming the service. */
+// `{ prototype: T; name: string }` rather than a constructor type: store classes open through factories (private constructors).
+export function storeOf<T extends StoreHandle>(stores: StoreHandle[], type: { prototype: T; name: string }, service: ServiceName): T {
+  const store = stores.find((s): s is T => Object.prototype.isPrototypeOf.call(type.prototype, s));
+  if (!store) throw new Error(`${service}: its ${type.name} is not open`);
+  return store;
+}
