@@ -1,6 +1,7 @@
-import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, SealedResolve, type GenerationHandle, type RunToolBatchResponse } from '@apphost/contracts';
+import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, SealedGc, SealedResolve, type GenerationHandle, type RunToolBatchResponse } from '@apphost/contracts';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, startPrivateNats, uniquePrefix, PUBLISHED_SERVERS, STATEFUL_NONCE_RESOURCE, type PrivateNats } from '@apphost/testing';
+import { descriptors, dropSchemasWithPrefix, startPrivateNats, uniquePrefix, PUBLISHED_SERVERS, STATEFUL_NONCE_RESOURCE, type PrivateNats } from '@apphost/testing';
 import { fakeProviders, fixtureSpec, profile, publishedSpec, token } from './catalog-harness';
 import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
@@ -35,7 +36,7 @@ describe('model tool batches in the plane', () => {
   };
   const resolve = (appName: string, sessionId: string, ev: RunToolBatchResponse, index = 0) =>
     plane.sealed.client.request(SealedResolve, {
-      key: { session: key(appName, sessionId), incarnation: ev.incarnation, eventId: String(ev.eventId), functionCallId: ev.widgets[index].correlation.functionCallId, recordId: ev.widgets[index].sealedResultRef!.recordId },
+      key: { session: key(appName, sessionId), incarnation: ev.incarnation, eventId: String(ev.eventId), functionCallId: descriptors(ev)[index].correlation.functionCallId, recordId: descriptors(ev)[index].sealedResultRef!.recordId },
     });
   /** The app-safe generation of the session (per-session affinity: the one the UI calls ran on). */
   const appSafe = async (appName: string, sessionId: string, toolsetId: string): Promise<GenerationHandle> =>
@@ -44,8 +45,8 @@ describe('model tool batches in the plane', () => {
       { toolsetId, connectionClass: 'app-safe', principal, session: { key: key(appName, sessionId), incarnation: 1 }, holder: { kind: 'view', id: `probe-${sessionId}` } },
       { timeoutMs: 30_000 },
     );
-  const nonceOf = async (appName: string, sessionId: string): Promise<string | null> => {
-    const h = await appSafe(appName, sessionId, 'nonce');
+  const nonceOf = async (appName: string, sessionId: string, toolsetId = 'nonce'): Promise<string | null> => {
+    const h = await appSafe(appName, sessionId, toolsetId);
     const reply = await requestOnGeneration(plane.registry.client, ConnCallTool, h, { callId: `probe-${Date.now()}`, name: 'whoami', arguments: {} }, { timeoutMs: 30_000 });
     return (reply as unknown as { result: { structuredContent: { nonce: string | null } } }).result.structuredContent.nonce;
   };
@@ -53,9 +54,23 @@ describe('model tool batches in the plane', () => {
   beforeAll(async () => {
     nats = await startPrivateNats();
     providers = await fakeProviders(nats.url, ['export-audit']);
-    plane = await bootBatchPlane(nats.url, prefix, {
-      CATALOG_APP_TOOLSETS: JSON.stringify({ 'nonce-app': [{ toolsetId: 'nonce' }], 'monitor-app': [{ toolsetId: 'sysmon' }], 'drift-app': [{ toolsetId: 'drift' }], 'vanilla-app': [{ toolsetId: 'vanilla' }], 'echo-app': [{ toolsetId: 'echo' }] }),
-    });
+    plane = await bootBatchPlane(
+      nats.url,
+      prefix,
+      {
+        CATALOG_APP_TOOLSETS: JSON.stringify({
+          'nonce-app': [{ toolsetId: 'nonce' }],
+          'monitor-app': [{ toolsetId: 'sysmon' }],
+          'drift-app': [{ toolsetId: 'drift' }],
+          'vanilla-app': [{ toolsetId: 'vanilla' }],
+          'echo-app': [{ toolsetId: 'echo' }],
+          'legacy-app': [{ toolsetId: 'legacy' }],
+          'careful-app': [{ toolsetId: 'careful' }],
+        }),
+      },
+      // PENDING records are collectable at once; GC runs only when a test asks (committed records never are).
+      { GOVERNED_SEAL_PENDING_TTL_MS: '0' },
+    );
     alice = await token('alice');
     await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
     const put = (toolsetId: string, spec: Parameters<typeof plane.registry.client.request<typeof RegistryPutToolset>>[1]['spec']) => plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 30_000 });
@@ -64,6 +79,8 @@ describe('model tool batches in the plane', () => {
     expect((await put('drift', fixtureSpec('hostile', 'p1', ['--mode=drift']))).status.state).toBe('PROFILE_BOUND');
     expect((await put('vanilla', publishedSpec('basicVanillaJs', 'p1'))).status.state).toBe('PROFILE_BOUND');
     expect((await put('echo', fixtureSpec('hostile', 'p1', ['--mode=normal']))).status.state).toBe('PROFILE_BOUND');
+    expect((await put('legacy', fixtureSpec('stateful-nonce', null))).status.state).toBe('MODEL_ONLY');
+    expect((await put('careful', { ...fixtureSpec('stateful-nonce', 'p1'), requireConfirmation: ['start-session'] })).status).toMatchObject({ state: 'PROFILE_BOUND', requireConfirmation: ['start-session'] });
   }, 120_000);
 
   afterAll(async () => {
@@ -193,11 +210,11 @@ describe('model tool batches in the plane', () => {
       expect(r.response).not.toHaveProperty('_meta');
       expect(Array.isArray(r.response.content)).toBe(true);
     }
-    expect(ev.widgets.map((w) => [w.correlation.functionCallId, w.resourceUri])).toEqual([
+    expect(descriptors(ev).map((w) => [w.correlation.functionCallId, w.resourceUri])).toEqual([
       ['s2', SYSMON.resourceUri],
       ['s1', SYSMON.resourceUri],
     ]);
-    expect(ev.widgets[0].sealedResultRef!.recordId).not.toBe(ev.widgets[1].sealedResultRef!.recordId);
+    expect(descriptors(ev)[0].sealedResultRef!.recordId).not.toBe(descriptors(ev)[1].sealedResultRef!.recordId);
     for (const index of [0, 1]) {
       const sealed = await resolve('monitor-app', 'b-sys', ev, index);
       const result = (sealed as { envelope: { result: Record<string, unknown> } }).envelope.result;
@@ -262,5 +279,69 @@ describe('model tool batches in the plane', () => {
     expect((await batch('b-bad', { appName: 'nonce-app', invocationId: 'i', calls: [] })).status).toBe(400);
     expect((await events('nonce-app', 'b-bad')).events).toEqual([]);
     expect(await nonceOf('nonce-app', 'b-bad')).toBeNull();
+  }, 120_000);
+
+  it('a MODEL_ONLY toolset: the legacy widget payload and the whole result, no seal; a mixed batch there is not rejected', async () => {
+    await session('legacy-app', 'b-legacy');
+    const res = await batch('b-legacy', {
+      appName: 'legacy-app',
+      invocationId: 'inv-l',
+      calls: [
+        { functionCallId: 'l1', tool: 'start-session', arguments: { label: 'old' } },
+        { functionCallId: 'l2', tool: 'whoami', arguments: {} },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const ev = res.body as unknown as RunToolBatchResponse;
+    expect(ev.rejection).toBeNull();
+    const nonce = (ev.functionResponses[0].response.structuredContent as { nonce: string }).nonce;
+    expect(nonce).toMatch(/^[0-9a-f-]{36}$/); // the result unchanged: structuredContent reaches the model
+    expect(ev.widgets).toEqual([{ resourceUri: STATEFUL_NONCE_RESOURCE, tool: 'start-session', toolArgs: { label: 'old' } }]);
+    expect(await nonceOf('legacy-app', 'b-legacy', 'legacy')).toBe(nonce);
+    const listed = await events('legacy-app', 'b-legacy');
+    expect(listed.events[0]).toMatchObject({ widgets: ev.widgets, functionResponses: [{ id: 'l1' }, { id: 'l2' }] });
+    expect(listed.text).not.toContain('sealedResultRef');
+  }, 120_000);
+
+  it('confirmation required: nothing runs until the user approves; the sealed arguments then run exactly once; a second decision is 404', async () => {
+    await session('careful-app', 'b-careful');
+    const res = await batch('b-careful', { appName: 'careful-app', invocationId: 'inv-c', calls: [{ functionCallId: 'c1', tool: 'start-session', arguments: { label: 'approved' } }] });
+    expect(res.status).toBe(200);
+    const ev = res.body as unknown as RunToolBatchResponse;
+    expect(ev.functionResponses[0].response).toEqual({ error: { code: 'CONFIRMATION_REQUIRED', message: expect.any(String) } });
+    expect(ev.widgets).toEqual([]);
+    const [pending] = ev.confirmations;
+    expect(pending).toMatchObject({ functionCallId: 'c1', tool: 'start-session', arguments: { label: 'approved' } });
+    expect(await nonceOf('careful-app', 'b-careful', 'careful')).toBeNull(); // it has not run
+
+    const decide = (body: Record<string, unknown>) => http('POST', `/v1/sessions/b-careful/confirmations/${pending.confirmationId}`, body);
+    expect((await decide({ appName: 'careful-app', confirmed: true, arguments: { label: 'swapped' } })).status).toBe(400); // no new arguments, ever
+    const approved = await decide({ appName: 'careful-app', confirmed: true });
+    expect(approved.status).toBe(200);
+    const done = approved.body as unknown as RunToolBatchResponse;
+    expect(done.functionResponses[0]).toMatchObject({ functionCallId: 'c1', name: 'start-session' });
+    expect(done.functionResponses[0].response).not.toHaveProperty('structuredContent');
+    const sealed = (await plane.sealed.client.request(SealedResolve, {
+      key: { session: key('careful-app', 'b-careful'), incarnation: 1, eventId: String(done.eventId), functionCallId: 'c1', recordId: descriptors(done)[0].sealedResultRef!.recordId },
+    })) as unknown as { envelope: { result: { structuredContent: { nonce: string } }; refresh: { arguments: unknown } } };
+    expect(sealed.envelope.refresh.arguments).toEqual({ kind: 'inline', value: { label: 'approved' } });
+    expect(await nonceOf('careful-app', 'b-careful', 'careful')).toBe(sealed.envelope.result.structuredContent.nonce);
+    expect((await decide({ appName: 'careful-app', confirmed: true })).status).toBe(404);
+
+    const listed = await events('careful-app', 'b-careful');
+    expect(listed.events.map((e) => (e.functionCalls as { name: string }[] | undefined)?.map((c) => c.name) ?? [])).toEqual([['adk_request_confirmation'], []]);
+    expect(listed.events[1]).toMatchObject({ id: done.eventId, functionResponses: [{ id: 'c1' }] });
+  }, 120_000);
+
+  it('a failure injected after sealing and before the append: no event, no resolvable reference, and GC collects the PENDING record', async () => {
+    await session('nonce-app', 'b-fault');
+    plane.governed.running.app.get<FaultPoints>(FAULT_POINTS).arm('batch.before-append');
+    const res = await batch('b-fault', { appName: 'nonce-app', invocationId: 'inv-f', calls: [{ functionCallId: 'f1', tool: 'start-session', arguments: {} }] });
+    expect(res.status).toBe(500);
+    expect(res.body).toMatchObject({ error: { code: 'INTERNAL' } });
+    expect(await nonceOf('nonce-app', 'b-fault')).toMatch(/^[0-9a-f-]{36}$/); // the call ran and its result was sealed
+    expect((await events('nonce-app', 'b-fault')).events).toEqual([]);
+    expect(await plane.sealed.client.request(SealedGc, {})).toMatchObject({ deletedRecords: 1 });
+    expect(await plane.sealed.client.request(SealedGc, {})).toMatchObject({ deletedRecords: 0 });
   }, 120_000);
 });

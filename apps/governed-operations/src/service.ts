@@ -1,10 +1,11 @@
+import type { CoordinationStore } from '@apphost/coordination';
 import { openCoordinationStore, type ServiceDefinition } from '@apphost/runtime';
 import { parseBatchConfig } from './batch/batch.config';
 import { GovernedOperationsModule } from './governed.module';
 
 /**
- * governed-operations as a deployable unit: shared ephemeral state in Redis; model tool batches (admission, result
- * pipeline, sealing, one appended event) over the bus (see README.md).
+ * governed-operations as a deployable unit: shared ephemeral state (confirmation permits) in Redis; model tool
+ * batches (admission, confirmation, result pipeline, sealing, one appended event) over the bus (see README.md).
  */
 export const governedOperationsService: ServiceDefinition = {
   name: 'governed-operations',
@@ -13,5 +14,8 @@ export const governedOperationsService: ServiceDefinition = {
     parseBatchConfig(context.env); // bad settings stop startup before the store opens
     return [await openCoordinationStore(context)];
   },
-  imports: (context) => [GovernedOperationsModule.register(parseBatchConfig(context.env), context.logger)],
+  imports: (context, stores) => {
+    const [coordination] = stores as CoordinationStore[]; // openStores above opens exactly this one
+    return [GovernedOperationsModule.register(parseBatchConfig(context.env), context.logger, coordination)];
+  },
 };

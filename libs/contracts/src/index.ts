@@ -45,4 +45,5 @@ export * from './services/catalog-policy/read-resource.v1';
 export * from './services/catalog-policy/approve-tool.v1';
 export * from './services/catalog-policy/list-pins.v1';
 export * from './services/governed-operations/run-tool-batch.v1';
+export * from './services/governed-operations/decide-confirmation.v1';
 export * from './services/governed-operations/cascade.v1';

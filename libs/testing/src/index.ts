@@ -5,3 +5,4 @@ export * from './lib/service-harness';
 export * from './lib/service-conformance';
 export * from './lib/postgres-targets';
 export * from './fixtures';
+export * from './lib/widgets';

@@ -89,6 +89,7 @@ export class BindingService {
       transport: toolset.spec.connection.kind,
       protocol: toolset.spec.protocol,
       liveConnections: await this.store.generations.liveCount(toolsetId),
+      requireConfirmation: toolset.spec.requireConfirmation ?? false,
       selection: { toolFilter: toolset.spec.toolFilter, namePrefix: toolset.spec.namePrefix, listCacheTtlMs: toolset.spec.listCacheTtlMs },
     };
   }

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toolBatchBodySchema, toolBatchResultSchema } from './tool-batches.schemas';
+import { confirmationDecisionBodySchema, toolBatchBodySchema, toolBatchResultSchema } from './tool-batches.schemas';
 
 const json = (schema: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any', io });
 const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -22,6 +22,25 @@ export function toolBatchPaths(): Record<string, unknown> {
           '412': error('A call names a tool outside the model catalog, or discovery failed closed; nothing ran'),
           '429': error('A discovery bound was exceeded'),
           '504': error('The batch took too long'),
+        },
+      },
+    },
+    '/v1/sessions/{sessionId}/confirmations/{confirmationId}': {
+      post: {
+        summary:
+          "The user's decision on a call the toolset's confirmation policy held (its response said CONFIRMATION_REQUIRED; the batch listed it under `confirmations`). Decided exactly once. Approved: the sealed arguments run if the tool, server and binding are still the ones approved (else CONFIRMATION_STALE). Denied or expired: nothing runs. ONE event is appended with the call's function response under its original id.",
+        parameters: [
+          { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' } },
+          { name: 'confirmationId', in: 'path', required: true, schema: { type: 'string', pattern: '^cf-[0-9a-f]{32}$' } },
+        ],
+        requestBody: { required: true, content: { 'application/json': { schema: json(confirmationDecisionBodySchema, 'input') } } },
+        responses: {
+          '200': { description: 'The appended event', content: { 'application/json': { schema: json(toolBatchResultSchema, 'output') } } },
+          '400': error('Invalid path or body'),
+          '401': error('Missing or invalid bearer token'),
+          '403': error('The token lacks the runtime scope'),
+          '404': error('No pending confirmation with this id in this session (already decided, never issued, or the session is gone or was recreated)'),
+          '504': error('The call took too long'),
         },
       },
     },

@@ -12,3 +12,11 @@ export const toolBatchBodySchema = z.strictObject({
 
 /** The appended event: function responses (model projections for UI tools) and the widget descriptors. */
 export const toolBatchResultSchema = runToolBatchResponseSchema;
+
+/** `POST /v1/sessions/{sessionId}/confirmations/{confirmationId}`: the user's decision; the sealed arguments run, never new ones. */
+export const confirmationDecisionBodySchema = z.strictObject({
+  appName: appNameSchema,
+  /** Defaults to the token's subject; any other user reads as 404. */
+  userId: userIdSchema.optional(),
+  confirmed: z.boolean(),
+});

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalize } from '@apphost/canonical-json';
-import { AppHostError, type LedgerEventInput, type ToolBatchFunctionResponse, type WidgetDescriptor } from '@apphost/contracts';
+import { AppHostError, type EventWidget, type LedgerEventInput, type ToolBatchFunctionResponse } from '@apphost/contracts';
 
 /** A call of the batch after admission-time normalization: its id is always set, order is the model's emission order. */
 export interface PlannedCall {
@@ -53,11 +53,21 @@ export function mixedBatchEvent(author: string, invocationId: string, calls: rea
   };
 }
 
-/** The one event of an admitted batch: function responses in emission order, then each rendered call's descriptor. */
-export function batchEvent(author: string, invocationId: string, responses: readonly ToolBatchFunctionResponse[], widgets: readonly WidgetDescriptor[]): LedgerEventInput {
+/**
+ * The one event of an admitted batch: function responses in emission order, each rendered call's widget, and an
+ * `adk_request_confirmation` function call per call held for the user's decision.
+ */
+export function batchEvent(
+  author: string,
+  invocationId: string,
+  responses: readonly ToolBatchFunctionResponse[],
+  widgets: readonly EventWidget[],
+  confirmationCalls: readonly { id: string; name: string; args: Record<string, unknown> }[],
+): LedgerEventInput {
   return {
     author,
     invocationId,
+    ...(confirmationCalls.length > 0 ? { functionCalls: [...confirmationCalls] } : {}),
     functionResponses: responses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })),
     ...(widgets.length > 0 ? { widgets: [...widgets] } : {}),
   };

@@ -1,151 +1,26 @@
-import { BusServer, NatsTransport } from '@apphost/bus';
-import {
-  AppHostError,
-  CatalogClassifyBatch,
-  ConnCallTool,
-  ConnListTools,
-  GovernedPurge,
-  GovernedRevoke,
-  GovernedRunToolBatch,
-  LifecycleAppendEvents,
-  LifecycleGetSession,
-  RegistryGetToolset,
-  SealedCommit,
-  SealedCreate,
-  type BoundToolHandle,
-  type LedgerEventInput,
-  type ParsedRequestOf,
-} from '@apphost/contracts';
-import { bootService, startPrivateNats, uniquePrefix, type PrivateNats, type ServiceUnderTest } from '@apphost/testing';
-import { governedOperationsService } from '../service';
+import { AppHostError, GovernedPurge, GovernedRevoke, GovernedRunToolBatch } from '@apphost/contracts';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
+import { descriptors } from '@apphost/testing';
+import { principal, session, startFakePlane, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { MIXED_BATCH_MESSAGE, planCalls } from './batch-plan';
 
-/**
- * The batch pipeline of governed-operations against fake collaborators on a private NATS: the real service, the
- * real bus and contracts; lifecycle-store, catalog-policy, binding-registry (incl. the connection owner) and the
- * sealed-result store are recorded fakes, so ordering and "nothing ran" are observable call by call. The whole
- * plane with real servers is `tools/plane/tool-batches.e2e.spec.ts`.
- */
-const OWNER = 'fake-owner';
-const session = { tenant: 'acme', appName: 'app', userId: 'alice', sessionId: 's1' };
-const principal = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
-const hex = (n: number) => n.toString(16).padStart(32, '0');
-
-function handle(name: string, ui: boolean, n: number): BoundToolHandle {
-  return {
-    handleId: `th_${hex(n)}`,
-    toolsetId: 'ts',
-    nativeName: name,
-    exposedName: name,
-    declaration: { name },
-    fingerprint: 'a'.repeat(64),
-    visibility: ['model', 'app'],
-    resourceUri: ui ? `ui://fake/${name}.html` : null,
-    catalogGeneration: '1.abc',
-    connectionClass: ui ? 'app-safe' : 'full',
-    execution: { generationId: '00000000-0000-4000-8000-00000000000' + (ui ? '1' : '2'), fence: 1, ownerInstanceId: OWNER, bindingGeneration: 1 },
-  };
-}
-
-const TOOLS: Record<string, { ui: boolean; result: () => Record<string, unknown> }> = {
-  widget: { ui: true, result: () => ({ content: [{ type: 'text', text: 'shown' }], structuredContent: { secret: 's3cr3t' }, _meta: { m: 1 } }) },
-  'bad-widget': { ui: true, result: () => ({ content: [] }) },
-  gone: { ui: true, result: () => ({}) },
-  drifty: { ui: true, result: () => ({ content: [{ type: 'text', text: 'never' }] }) },
-  plain: { ui: false, result: () => ({ content: [{ type: 'text', text: 'plain' }], structuredContent: { kept: true }, _meta: { also: 'kept' } }) },
-};
-
 describe('governed-operations run-tool-batch (fake collaborators on a private NATS)', () => {
-  let nats: PrivateNats;
-  let transport: NatsTransport;
-  let fakes: BusServer;
-  let service: ServiceUnderTest;
-  let log: string[];
-  let appended: LedgerEventInput[];
-  let created: ParsedRequestOf<typeof SealedCreate>[];
-  let committed: ParsedRequestOf<typeof SealedCommit>[];
-  let failures: { append?: AppHostError; create?: AppHostError };
-  let records = 0;
+  let plane: FakePlane;
+  let state: FakeState;
 
   beforeAll(async () => {
-    nats = await startPrivateNats();
-    transport = await NatsTransport.connect({ servers: nats.url, name: 'fakes' });
-    fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
-    fakes.register(LifecycleGetSession, (r) => {
-      log.push('get-session');
-      return { session: r.session, incarnation: 3, state: 'ACTIVE' as const, version: 2, adopted: false, updatedAt: new Date().toISOString(), cascade: null };
-    });
-    fakes.register(CatalogClassifyBatch, (r) => {
-      log.push('classify');
-      const calls = r.calls.map((c, i) => {
-        const tool = TOOLS[c.name];
-        if (!tool) throw new AppHostError('FAILED_PRECONDITION', 'not in catalog', { details: { reason: 'TOOL_NOT_IN_CATALOG' } });
-        return { callId: c.callId, name: c.name, uiAssociated: tool.ui, handle: handle(c.name, tool.ui, i + 1) };
-      });
-      const kinds = new Set(calls.map((c) => c.uiAssociated));
-      return { snapshotId: '00000000-0000-4000-8000-0000000000ff', snapshotDigest: 'b'.repeat(64), classification: kinds.size > 1 ? ('mixed' as const) : kinds.has(true) ? ('ui' as const) : ('non-ui' as const), calls, createdAt: new Date().toISOString() };
-    });
-    fakes.register(RegistryGetToolset, (r) => {
-      log.push('get-toolset');
-      return { toolsetId: r.toolsetId, profileId: 'p', state: 'PROFILE_BOUND' as const, bindingGeneration: 1, bindingRevision: 'v1.k1.abcd', readiness: [], transport: 'stdio' as const, protocol: 'auto' as const, liveConnections: 1 };
-    });
-    fakes.register(
-      ConnCallTool,
-      (r) => {
-        log.push(`call:${r.name}`);
-        if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
-        return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
-      },
-      { routing: 'instance', instanceSegment: 'conn' },
-    );
-    fakes.register(
-      ConnListTools,
-      () => {
-        log.push('list');
-        // `drifty` changed its input schema after classification; every other tool lists as admitted.
-        return { tools: Object.keys(TOOLS).map((name) => (name === 'drifty' ? { name, inputSchema: { type: 'object', properties: { extra: { type: 'string' } } } } : { name })), pages: 1, bytes: 100 };
-      },
-      { routing: 'instance', instanceSegment: 'conn' },
-    );
-    fakes.register(SealedCreate, (r) => {
-      log.push(`seal:${r.scope.functionCallId}`);
-      if (failures.create) throw failures.create;
-      created.push(r);
-      return { ref: { recordId: `rec${String(++records).padStart(19, '0')}`, schemaVersion: 1 }, state: 'PENDING' as const, created: true };
-    });
-    fakes.register(LifecycleAppendEvents, (r) => {
-      log.push('append');
-      if (failures.append) throw failures.append;
-      appended.push(...r.events);
-      expect(r.provenance).toEqual({ path: 'user-turn' });
-      return { incarnation: r.incarnation, eventIds: [41 + appended.length] };
-    });
-    fakes.register(SealedCommit, (r) => {
-      log.push(`commit:${r.key.functionCallId}`);
-      committed.push(r);
-      return { ref: { recordId: r.key.recordId, schemaVersion: 1 }, state: 'COMMITTED' as const, eventId: r.key.eventId };
-    });
-    fakes.start();
-    service = await bootService(governedOperationsService, uniquePrefix(), { NATS_URL: nats.url });
+    plane = await startFakePlane();
+    state = plane.state;
   }, 60_000);
 
   afterAll(async () => {
-    await service?.stop();
-    await fakes?.stop(100);
-    await transport?.close();
-    await nats?.stop();
+    await plane?.stop();
   });
 
-  beforeEach(() => {
-    log = [];
-    appended = [];
-    created = [];
-    committed = [];
-    failures = {};
-  });
+  beforeEach(() => plane.reset());
 
   const run = (calls: { functionCallId?: string; tool: string; arguments?: Record<string, unknown> }[]) =>
-    service.client.request(GovernedRunToolBatch, { principal, session, invocationId: 'inv', calls }, { timeoutMs: 20_000 });
+    plane.service.client.request(GovernedRunToolBatch, { principal, session, invocationId: 'inv', calls }, { timeoutMs: 20_000 });
 
   it('UI batch: seal every valid UI result PENDING, append ONE event (projection + own refs), then commit; an invalid result is an error response', async () => {
     const res = await run([
@@ -153,32 +28,32 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
       { functionCallId: 'a', tool: 'bad-widget' },
       { functionCallId: 'c', tool: 'widget' },
     ]);
-    expect(log.slice(0, 2)).toEqual(['get-session', 'classify']);
-    expect(log.slice(2, 4).sort()).toEqual(['get-toolset', 'list']);
-    expect(log.slice(4, 7).sort()).toEqual(['call:bad-widget', 'call:widget', 'call:widget']);
-    expect(log.slice(7, 9).sort()).toEqual(['seal:b', 'seal:c']);
-    expect(log[9]).toBe('append');
-    expect(log.slice(10).sort()).toEqual(['commit:b', 'commit:c']);
+    expect(state.log.slice(0, 2)).toEqual(['get-session', 'classify']);
+    expect(state.log.slice(2, 4).sort()).toEqual(['get-toolset', 'list']);
+    expect(state.log.slice(4, 7).sort()).toEqual(['call:bad-widget', 'call:widget', 'call:widget']);
+    expect(state.log.slice(7, 9).sort()).toEqual(['seal:b', 'seal:c']);
+    expect(state.log[9]).toBe('append');
+    expect(state.log.slice(10).sort()).toEqual(['commit:b', 'commit:c']);
 
     expect(res.rejection).toBeNull();
     expect(res.functionResponses.map((r) => r.functionCallId)).toEqual(['b', 'a', 'c']);
     expect(res.functionResponses[0].response).toEqual({ content: [{ type: 'text', text: 'shown' }] });
     expect(res.functionResponses[1].response).toEqual({ error: { code: 'RESULT_INVALID', message: expect.any(String) } });
-    expect(res.widgets.map((w) => [w.correlation.functionCallId, w.resourceUri, w.bindingRevision])).toEqual([
+    expect(descriptors(res).map((w) => [w.correlation.functionCallId, w.resourceUri, w.bindingRevision])).toEqual([
       ['b', 'ui://fake/widget.html', 'v1.k1.abcd'],
       ['c', 'ui://fake/widget.html', 'v1.k1.abcd'],
     ]);
-    const refs = res.widgets.map((w) => w.sealedResultRef?.recordId);
+    const refs = descriptors(res).map((w) => w.sealedResultRef?.recordId);
     expect(new Set(refs).size).toBe(2);
 
     // The sealed envelope holds the full result and its refresh record; the event never does.
-    expect(created[0].envelope.result).toEqual(TOOLS.widget.result());
-    expect(created[0].envelope.refresh).toMatchObject({ nativeToolName: 'widget', arguments: { kind: 'inline', value: { x: 1 } }, bindingRevision: 'v1.k1.abcd', initiatingOrigin: 'model', correlation: { invocationId: 'inv', functionCallId: 'b' } });
-    expect(created[0].scope).toEqual({ session, incarnation: 3, functionCallId: 'b' });
-    expect(appended).toHaveLength(1);
-    expect(JSON.stringify(appended[0])).not.toContain('s3cr3t');
-    expect(appended[0].widgets).toEqual(res.widgets);
-    expect(committed.map((c) => c.key).sort((x, y) => x.functionCallId.localeCompare(y.functionCallId))).toEqual([
+    expect(state.created[0].envelope.result).toEqual(TOOLS.widget.result());
+    expect(state.created[0].envelope.refresh).toMatchObject({ nativeToolName: 'widget', arguments: { kind: 'inline', value: { x: 1 } }, bindingRevision: 'v1.k1.abcd', initiatingOrigin: 'model', correlation: { invocationId: 'inv', functionCallId: 'b' } });
+    expect(state.created[0].scope).toEqual({ session, incarnation: 3, functionCallId: 'b' });
+    expect(state.appended).toHaveLength(1);
+    expect(JSON.stringify(state.appended[0])).not.toContain('s3cr3t');
+    expect(state.appended[0].widgets).toEqual(res.widgets);
+    expect(state.committed.map((c) => c.key).sort((x, y) => x.functionCallId.localeCompare(y.functionCallId))).toEqual([
       { session, incarnation: 3, eventId: String(res.eventId), functionCallId: 'b', recordId: refs[0] },
       { session, incarnation: 3, eventId: String(res.eventId), functionCallId: 'c', recordId: refs[1] },
     ]);
@@ -186,36 +61,36 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
 
   it('a mixed batch: one rejection event with one MIXED_BATCH response per call, and no tool call, no seal', async () => {
     const res = await run([{ functionCallId: 'p', tool: 'plain' }, { tool: 'widget' }]);
-    expect(log).toEqual(['get-session', 'classify', 'append']);
+    expect(state.log).toEqual(['get-session', 'classify', 'get-toolset', 'append']);
     expect(res.rejection).toBe('MIXED_BATCH');
     expect(res.widgets).toEqual([]);
     expect(res.functionResponses).toEqual([
       { functionCallId: 'p', name: 'plain', response: { error: { code: 'MIXED_BATCH', message: MIXED_BATCH_MESSAGE } } },
       { functionCallId: expect.stringMatching(/^fc-/), name: 'widget', response: { error: { code: 'MIXED_BATCH', message: MIXED_BATCH_MESSAGE } } },
     ]);
-    expect(appended).toEqual([{ author: 'apphost', invocationId: 'inv', functionResponses: res.functionResponses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })) }]);
+    expect(state.appended).toEqual([{ author: 'apphost', invocationId: 'inv', functionResponses: res.functionResponses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })) }]);
   });
 
   it('a non-UI batch passes results through unchanged, with no seal and no widget', async () => {
     const res = await run([{ functionCallId: 'p', tool: 'plain' }]);
-    expect(log).toEqual(['get-session', 'classify', 'list', 'call:plain', 'append']);
+    expect(state.log).toEqual(['get-session', 'classify', 'get-toolset', 'list', 'call:plain', 'append']);
     expect(res.functionResponses[0].response).toEqual(TOOLS.plain.result());
     expect(res.widgets).toEqual([]);
   });
 
   it('a failure after sealing and before the append: the batch fails, nothing is committed (the PENDING record is left to GC)', async () => {
-    failures.append = new AppHostError('FAILED_PRECONDITION', 'stale', { details: { reason: 'STALE_INCARNATION' } });
+    state.failures.append = new AppHostError('FAILED_PRECONDITION', 'stale', { details: { reason: 'STALE_INCARNATION' } });
     await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({ code: 'FAILED_PRECONDITION' });
-    expect([...log.slice(0, 2), ...log.slice(2, 4).sort(), ...log.slice(4)]).toEqual(['get-session', 'classify', 'get-toolset', 'list', 'call:widget', 'seal:w', 'append']);
-    expect(committed).toEqual([]);
+    expect([...state.log.slice(0, 2), ...state.log.slice(2, 4).sort(), ...state.log.slice(4)]).toEqual(['get-session', 'classify', 'get-toolset', 'list', 'call:widget', 'seal:w', 'append']);
+    expect(state.committed).toEqual([]);
   });
 
   it('an initial UI call whose generation is gone is tried exactly once and fails closed for that call', async () => {
     const res = await run([{ functionCallId: 'g', tool: 'gone' }]);
-    expect(log.filter((l) => l.startsWith('call:'))).toEqual(['call:gone']);
+    expect(state.log.filter((l) => l.startsWith('call:'))).toEqual(['call:gone']);
     expect(res.functionResponses[0].response).toEqual({ error: { code: 'FAILED_PRECONDITION', message: 'generation gone' } });
     expect(res.widgets).toEqual([]);
-    expect(created).toEqual([]);
+    expect(state.created).toEqual([]);
   });
 
   it('a definition that drifted between classification and call fails closed for that call: not run, not sealed', async () => {
@@ -223,29 +98,70 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
       { functionCallId: 'd', tool: 'drifty' },
       { functionCallId: 'w', tool: 'widget' },
     ]);
-    expect(log.filter((l) => l.startsWith('call:'))).toEqual(['call:widget']);
+    expect(state.log.filter((l) => l.startsWith('call:'))).toEqual(['call:widget']);
     expect(res.functionResponses[0].response).toEqual({ error: { code: 'TOOL_DRIFT', message: expect.stringMatching(/changed/) } });
-    expect(res.widgets.map((w) => w.correlation.functionCallId)).toEqual(['w']);
-    expect(created.map((c) => c.scope.functionCallId)).toEqual(['w']);
+    expect(descriptors(res).map((w) => w.correlation.functionCallId)).toEqual(['w']);
+    expect(state.created.map((c) => c.scope.functionCallId)).toEqual(['w']);
   });
 
   it('an over-limit UI result fails through the tool error path (no widget), the event is still appended', async () => {
-    failures.create = new AppHostError('PAYLOAD_TOO_LARGE', 'too big');
+    state.failures.create = new AppHostError('PAYLOAD_TOO_LARGE', 'too big');
     const res = await run([{ functionCallId: 'w', tool: 'widget' }]);
     expect(res.functionResponses[0].response).toEqual({ error: { code: 'RESULT_TOO_LARGE', message: expect.any(String) } });
     expect(res.widgets).toEqual([]);
-    expect(log).toContain('append');
-    expect(committed).toEqual([]);
+    expect(state.log).toContain('append');
+    expect(state.committed).toEqual([]);
+  });
+
+  it('a MODEL_ONLY toolset: the legacy widget payload, the result unchanged, no seal and no store dependency', async () => {
+    state.failures.create = new AppHostError('UNAVAILABLE', 'the sealed-result store is down'); // must not matter
+    const res = await run([{ functionCallId: 'l', tool: 'legacy-widget', arguments: { q: 1 } }]);
+    expect(state.log).toEqual(['get-session', 'classify', 'get-toolset', 'list', 'call:legacy-widget', 'append']);
+    expect(res.functionResponses).toEqual([{ functionCallId: 'l', name: 'legacy-widget', response: TOOLS['legacy-widget'].result() }]);
+    expect(res.widgets).toEqual([{ resourceUri: 'ui://fake/legacy-widget.html', tool: 'legacy-widget', toolArgs: { q: 1 } }]);
+    expect(state.appended[0]).toEqual({ author: 'apphost', invocationId: 'inv', functionResponses: [{ id: 'l', name: 'legacy-widget', response: TOOLS['legacy-widget'].result() }], widgets: res.widgets });
+    expect(state.created).toEqual([]);
+    expect(state.committed).toEqual([]);
+  });
+
+  it('a profile-less UI call beside a non-UI call is not a mixed batch (the rejection applies under a bound profile only)', async () => {
+    const res = await run([
+      { functionCallId: 'l', tool: 'legacy-widget' },
+      { functionCallId: 'p', tool: 'plain' },
+    ]);
+    expect(res.rejection).toBeNull();
+    expect(state.log.filter((l) => l.startsWith('call:')).sort()).toEqual(['call:legacy-widget', 'call:plain']);
+    expect(res.functionResponses.map((r) => r.response)).toEqual([TOOLS['legacy-widget'].result(), TOOLS.plain.result()]);
+    expect(res.widgets).toEqual([{ resourceUri: 'ui://fake/legacy-widget.html', tool: 'legacy-widget', toolArgs: {} }]);
+  });
+
+  it('a bound UI call beside a profile-less UI call is all-UI: a descriptor and a legacy payload in one event', async () => {
+    const res = await run([
+      { functionCallId: 'w', tool: 'widget' },
+      { functionCallId: 'l', tool: 'legacy-widget' },
+    ]);
+    expect(res.rejection).toBeNull();
+    expect(res.widgets).toEqual([expect.objectContaining({ schemaVersion: 1, sealedResultRef: expect.any(Object) }), { resourceUri: 'ui://fake/legacy-widget.html', tool: 'legacy-widget', toolArgs: {} }]);
+    expect(state.created.map((c) => c.scope.functionCallId)).toEqual(['w']);
+  });
+
+  it('a failure at the fault point before the append: nothing is appended or committed (the PENDING record is left to GC)', async () => {
+    const faults = plane.service.running.app.get<FaultPoints>(FAULT_POINTS);
+    faults.arm('batch.before-append');
+    await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({ code: 'INTERNAL' });
+    expect(state.log).toContain('seal:w');
+    expect(state.log).not.toContain('append');
+    expect(state.committed).toEqual([]);
   });
 
   it('answers the deletion cascade (revoke, purge) idempotently', async () => {
-    for (const contract of [GovernedRevoke, GovernedPurge, GovernedRevoke]) expect(await service.client.request(contract, { session, incarnation: 3 })).toEqual({ done: true });
+    for (const contract of [GovernedRevoke, GovernedPurge, GovernedRevoke]) expect(await plane.service.client.request(contract, { session, incarnation: 3 })).toEqual({ done: true });
   });
 
   it('refuses duplicate ids and unknown tools before anything runs', async () => {
     await expect(run([{ functionCallId: 'x', tool: 'plain' }, { functionCallId: 'x', tool: 'plain' }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'DUPLICATE_FUNCTION_CALL_ID' } });
     await expect(run([{ tool: 'nope' }])).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'TOOL_NOT_IN_CATALOG' } });
-    expect(log.filter((l) => l !== 'get-session' && l !== 'classify')).toEqual([]);
+    expect(state.log.filter((l) => l !== 'get-session' && l !== 'classify' && l !== 'get-toolset')).toEqual([]);
   });
 });
 

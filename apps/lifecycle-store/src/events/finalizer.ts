@@ -1,4 +1,4 @@
-import { AppHostError, type AppendProvenance, type LedgerEventInput, type PublicEvent } from '@apphost/contracts';
+import { AppHostError, isWidgetDescriptor, type AppendProvenance, type LedgerEventInput, type PublicEvent } from '@apphost/contracts';
 
 /** The protected fields, stamped by the finalizer only. Also stripped from `customMetadata` under these names. */
 export const PROTECTED_FIELDS = ['audience', 'invocationOrigin', 'emitter', 'immediateCaller'] as const;
@@ -67,7 +67,7 @@ export function crossValidate(events: LedgerEventInput[]): void {
     const referencedCalls = new Set<string>();
     const refs: { functionCallId: string; recordId: string }[] = [];
     for (const widget of event.widgets ?? []) {
-      if (widget.sealedResultRef) refs.push({ functionCallId: widget.correlation.functionCallId, recordId: widget.sealedResultRef.recordId });
+      if (isWidgetDescriptor(widget) && widget.sealedResultRef) refs.push({ functionCallId: widget.correlation.functionCallId, recordId: widget.sealedResultRef.recordId });
     }
     for (const [functionCallId, ref] of Object.entries(event.sealedResultRefs ?? {})) refs.push({ functionCallId, recordId: ref.recordId });
     for (const ref of refs) {
@@ -124,7 +124,7 @@ const SEALED_ONLY_KEYS = new Set(['structuredContent', '_meta']);
 export function toPublicEvent(row: { id: number; incarnation: number; createdAt: Date; body: Record<string, unknown> }): PublicEvent {
   const b = row.body as Partial<FinalizedEvent> & LedgerEventInput;
   const sealedCalls = new Set<string>([
-    ...(b.widgets ?? []).filter((w) => w.sealedResultRef).map((w) => w.correlation.functionCallId),
+    ...(b.widgets ?? []).filter(isWidgetDescriptor).filter((w) => w.sealedResultRef).map((w) => w.correlation.functionCallId),
     ...Object.keys(b.sealedResultRefs ?? {}),
   ]);
   const out: PublicEvent = {

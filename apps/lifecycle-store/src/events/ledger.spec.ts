@@ -131,7 +131,7 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
       expect(text).not.toContain('GRANT');
       expect(text).not.toMatch(/digest|fence|receipt|creationOperation/i);
       expect(page.events[1].functionResponses).toEqual([{ id: 'c1', name: 'show', response: { content: [{ type: 'text', text: 'ok' }] } }]);
-      expect(page.events[1].widgets?.[0].sealedResultRef).toEqual({ recordId: RECORD_A, schemaVersion: 1 }); // an opaque locator only
+      expect(page.events[1].widgets?.[0]).toHaveProperty('sealedResultRef',{ recordId: RECORD_A, schemaVersion: 1 }); // an opaque locator only
     });
 
     it('assigns monotonic, gap-free ids under 20 concurrent appends, and pages through them', async () => {

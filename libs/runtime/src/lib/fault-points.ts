@@ -10,6 +10,12 @@ export class InjectedFault extends Error {
   }
 }
 
+/**
+ * The Nest token under which a service may also provide its `FaultPoints`, so a test that boots services by
+ * definition (without importing the app) can arm them: `running.app.get(FAULT_POINTS)`.
+ */
+export const FAULT_POINTS = Symbol.for('apphost.fault-points');
+
 export type FaultAction = 'throw' | (() => Promise<void> | void);
 
 export class FaultPoints<P extends string = string> {

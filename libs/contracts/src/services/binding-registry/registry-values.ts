@@ -93,6 +93,9 @@ export const toolsetConnectionSchema = z.discriminatedUnion('kind', [
   }),
 ]);
 
+export const requireConfirmationSchema = z.union([z.boolean(), z.array(z.string().min(1).max(128)).min(1).max(512)]);
+export type RequireConfirmation = z.infer<typeof requireConfirmationSchema>;
+
 /** `McpToolsetSpec`: how to reach one MCP server, and the profile to bind (null: model-only by construction). */
 export const toolsetSpecSchema = z.strictObject({
   connection: toolsetConnectionSchema,
@@ -100,6 +103,8 @@ export const toolsetSpecSchema = z.strictObject({
   toolFilter: z.array(z.string().min(1).max(128)).max(512).optional(),
   namePrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/).optional(),
   listCacheTtlMs: z.number().int().min(0).max(3_600_000).default(0),
+  /** Host confirmation policy (ADK `require_confirmation`): every tool (`true`) or the listed native tool names. */
+  requireConfirmation: requireConfirmationSchema.default(false),
   profileId: registryIdSchema.nullable(),
 });
 export type ToolsetSpec = z.infer<typeof toolsetSpecSchema>;
@@ -129,6 +134,8 @@ export const toolsetStatusSchema = z.object({
   transport: z.enum(['stdio', 'http']),
   protocol: z.enum(['legacy', 'auto', '2026-07-28']),
   liveConnections: z.number().int().min(0),
+  /** The spec's confirmation policy (absent: none), evaluated once per call at batch admission by governed-operations. */
+  requireConfirmation: requireConfirmationSchema.optional(),
   /** The developer selection the spec declares: catalog-policy's default when a caller names none. */
   selection: z
     .object({

@@ -89,6 +89,27 @@ export const widgetDescriptorSchema = z
   .strict();
 export type WidgetDescriptor = z.infer<typeof widgetDescriptorSchema>;
 
+/**
+ * The legacy `UiWidget` payload a profile-less (`MODEL_ONLY`) toolset emits unchanged: no sealing, no reference.
+ * Renderers dual-read it (RFC §3 compatibility matrix); it carries the model's own arguments, never result bytes.
+ */
+export const legacyWidgetSchema = z
+  .object({
+    resourceUri: z.string().regex(/^ui:\/\/\S{1,2040}$/, 'resource uri: a ui:// URI'),
+    tool: z.string().min(1).max(256),
+    toolArgs: jsonObjectSchema,
+  })
+  .strict();
+export type LegacyWidget = z.infer<typeof legacyWidgetSchema>;
+
+/** A widget on an event: a profile-bound descriptor or, for a profile-less toolset, the legacy payload. */
+export const eventWidgetSchema = z.union([widgetDescriptorSchema, legacyWidgetSchema]);
+export type EventWidget = z.infer<typeof eventWidgetSchema>;
+
+export function isWidgetDescriptor(widget: EventWidget): widget is WidgetDescriptor {
+  return 'schemaVersion' in widget;
+}
+
 export const functionCallSchema = z.object({ id: callIdSchema, name: z.string().min(1).max(256), args: jsonObjectSchema.optional() }).strict();
 export const functionResponseSchema = z.object({ id: callIdSchema, name: z.string().min(1).max(256), response: jsonObjectSchema.optional() }).strict();
 
@@ -109,7 +130,7 @@ export const ledgerEventInputSchema = z
     content: jsonObjectSchema.optional(),
     functionCalls: z.array(functionCallSchema).max(128).optional(),
     functionResponses: z.array(functionResponseSchema).max(128).optional(),
-    widgets: z.array(widgetDescriptorSchema).max(64).optional(),
+    widgets: z.array(eventWidgetSchema).max(64).optional(),
     /** Event-level references of interactive, non-rendering results, keyed by function-call id. */
     sealedResultRefs: z.record(callIdSchema, descriptorSealedResultRefSchema).optional(),
     actions: z.object({ stateDelta: jsonObjectSchema.optional(), artifactDelta: z.record(z.string(), z.number().int()).optional() }).strict().optional(),
@@ -148,7 +169,7 @@ export const publicEventSchema = z
     content: jsonObjectSchema.optional(),
     functionCalls: z.array(functionCallSchema).optional(),
     functionResponses: z.array(functionResponseSchema).optional(),
-    widgets: z.array(widgetDescriptorSchema).optional(),
+    widgets: z.array(eventWidgetSchema).optional(),
     sealedResultRefs: z.record(callIdSchema, descriptorSealedResultRefSchema).optional(),
     actions: z.object({ stateDelta: jsonObjectSchema.optional(), artifactDelta: z.record(z.string(), z.number().int()).optional() }).strict().optional(),
     customMetadata: jsonObjectSchema.optional(),

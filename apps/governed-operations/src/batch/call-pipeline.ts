@@ -1,0 +1,230 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
+import {
+  ConnCallTool,
+  ConnListTools,
+  LifecycleAppendEvents,
+  RegistryGetToolset,
+  type BoundToolHandle,
+  type EventWidget,
+  type LedgerEventInput,
+  type RequireConfirmation,
+  type SealedEnvelope,
+  type SessionKey,
+  type ToolBatchFunctionResponse,
+} from '@apphost/contracts';
+import { requestOnGeneration } from '@apphost/mcp';
+import { projectForModel, validateToolResult, type ValidToolResult } from '@apphost/policy';
+import type { FaultPoints, Logger } from '@apphost/runtime';
+import { describeFailure, driftOf, errorResponse, type PlannedCall } from './batch-plan';
+import type { BatchConfig } from './batch.config';
+import { BATCH_CONFIG, BATCH_FAULTS, BATCH_LOGGER, type BatchFaultPoint } from './batch.tokens';
+import { SealedWriter } from './sealed.client';
+
+/** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
+export interface ToolsetFacts {
+  bindingRevision: string | null;
+  requireConfirmation: RequireConfirmation;
+}
+
+/** One call after admission: the exact handle of the classification snapshot and its toolset's facts. */
+export interface AdmittedCall {
+  call: PlannedCall;
+  handle: BoundToolHandle;
+  uiAssociated: boolean;
+  toolset: ToolsetFacts;
+}
+
+export interface CallContext {
+  key: SessionKey;
+  incarnation: number;
+  invocationId: string;
+  /** Unique per batch (or per decision): operation-instance ids of the calls derive from it. */
+  operationId: string;
+  snapshotId: string;
+}
+
+/** A generation's fresh listing, or why it could not be listed. */
+export type Listing = { tools: Record<string, unknown>[] } | { failure: { code: string; message: string } };
+
+/** What one call produced before the append: its function response and, for a UI result, its widget (and sealed record). */
+export interface Outcome {
+  response: ToolBatchFunctionResponse;
+  widget?: EventWidget;
+  recordId?: string;
+}
+
+export const AUTHOR = 'apphost';
+
+export function failedOutcome(call: PlannedCall, code: string, message: string): Outcome {
+  return { response: { functionCallId: call.functionCallId, name: call.tool, response: errorResponse(code, message) } };
+}
+
+/**
+ * The steps every model-originated call goes through, whether it runs at batch admission or after the user
+ * confirmed it: re-list, drift check, exactly one call on the handle's generation, validation, sealing (profile-bound
+ * UI results) and the append + commit of the one event. Ordering is seal → append → commit, so a failure before
+ * the append leaves only PENDING records no event references (GC collects them); a failed commit after the append
+ * is repaired by `resolve` naming the event.
+ */
+@Injectable()
+export class CallPipeline {
+  private readonly sealed: SealedWriter;
+
+  constructor(
+    @Inject(BusClient) private readonly bus: BusClient,
+    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
+    @Inject(BATCH_LOGGER) private readonly logger: Logger,
+    @Inject(BATCH_FAULTS) private readonly faults: FaultPoints<BatchFaultPoint>,
+  ) {
+    this.sealed = new SealedWriter(bus, config.storeTimeoutMs);
+  }
+
+  /** The current binding revision and confirmation policy of each toolset (one registry request per toolset). */
+  async toolsets(toolsetIds: readonly string[]): Promise<Map<string, ToolsetFacts>> {
+    const out = new Map<string, ToolsetFacts>();
+    await Promise.all(
+      [...new Set(toolsetIds)].map(async (toolsetId) => {
+        const status = await this.bus.request(RegistryGetToolset, { toolsetId });
+        out.set(toolsetId, { bindingRevision: status.state === 'PROFILE_BOUND' ? status.bindingRevision : null, requireConfirmation: status.requireConfirmation ?? false });
+      }),
+    );
+    return out;
+  }
+
+  /**
+   * Re-lists every executing generation once (fresh, fully paginated through the registry's bounds), so a definition
+   * that drifted after classification fails closed instead of running.
+   */
+  async relist(handles: readonly BoundToolHandle[]): Promise<Map<string, Listing>> {
+    const generations = new Map(handles.map((h) => [h.execution.generationId, h.execution]));
+    const out = new Map<string, Listing>();
+    await Promise.all(
+      [...generations.values()].map(async (execution) => {
+        try {
+          const { tools } = await requestOnGeneration(this.bus, ConnListTools, execution, {}, { timeoutMs: this.config.classifyTimeoutMs });
+          out.set(execution.generationId, { tools });
+        } catch (error) {
+          out.set(execution.generationId, { failure: describeFailure(error) });
+        }
+      }),
+    );
+    return out;
+  }
+
+  /** Runs one admitted call (its arguments are `call.arguments`: for a confirmed call, the sealed ones). */
+  async execute(admitted: AdmittedCall, listing: Listing | undefined, ctx: CallContext): Promise<Outcome> {
+    const { call, handle, uiAssociated, toolset } = admitted;
+    const resourceUri = handle.resourceUri;
+    if (uiAssociated && !resourceUri) return failedOutcome(call, 'FAILED_PRECONDITION', 'the UI tool has no ui:// resource in the classification snapshot');
+    if (!listing || 'failure' in listing) return failedOutcome(call, listing?.failure.code ?? 'INTERNAL', listing?.failure.message ?? 'the tool could not be re-listed before the call');
+    const drift = driftOf(handle.declaration, listing.tools);
+    if (drift !== null) {
+      this.logger.warn({ toolsetId: handle.toolsetId, tool: handle.nativeName, generationId: handle.execution.generationId, drift }, 'tool definition drifted between admission and call: not run');
+      return failedOutcome(call, 'TOOL_DRIFT', drift);
+    }
+
+    const result = await this.callOnce(admitted, ctx);
+    if ('failure' in result) return failedOutcome(call, result.failure.code, result.failure.message);
+    if (!uiAssociated || !resourceUri) return { response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> } };
+    if (toolset.bindingRevision === null) {
+      // MODEL_ONLY: the legacy payload, the result unchanged, no sealing and no sealing limits (RFC §3 compatibility matrix).
+      return { response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> }, widget: { resourceUri, tool: call.tool, toolArgs: call.arguments } };
+    }
+    return this.seal(admitted, result.valid, resourceUri, toolset.bindingRevision, ctx);
+  }
+
+  /** Appends the one event, then commits every sealed reference it carries; returns the event id. */
+  async appendAndCommit(ctx: Pick<CallContext, 'key' | 'incarnation'>, event: LedgerEventInput, outcomes: readonly Outcome[]): Promise<number> {
+    await this.faults.hit('batch.before-append');
+    const eventId = await this.append(ctx.key, ctx.incarnation, event);
+    await Promise.all(
+      outcomes.map(async (o) => {
+        if (!o.recordId) return;
+        try {
+          await this.sealed.commit({ session: ctx.key, incarnation: ctx.incarnation, eventId: String(eventId), functionCallId: o.response.functionCallId, recordId: o.recordId });
+        } catch (error) {
+          // The event stands; a resolve naming it binds the PENDING record (same guarded statement as commit).
+          this.logger.warn({ session: ctx.key.sessionId, eventId, functionCallId: o.response.functionCallId, error: describeFailure(error) }, 'sealed reference commit failed after the append');
+        }
+      }),
+    );
+    return eventId;
+  }
+
+  async append(session: SessionKey, incarnation: number, event: LedgerEventInput): Promise<number> {
+    const appended = await this.bus.request(LifecycleAppendEvents, { session, incarnation, provenance: { path: 'user-turn' }, events: [event] });
+    return appended.eventIds[0];
+  }
+
+  /** Exactly one attempt on the handle's generation: an initial UI call is never retried automatically. */
+  private async callOnce({ call, handle }: AdmittedCall, ctx: CallContext): Promise<{ valid: ValidToolResult } | { failure: { code: string; message: string } }> {
+    try {
+      const reply = await requestOnGeneration(
+        this.bus,
+        ConnCallTool,
+        handle.execution,
+        { callId: `${ctx.operationId}.${call.index}`, name: handle.nativeName, arguments: call.arguments, timeoutMs: this.config.callTimeoutMs },
+        { timeoutMs: this.config.callTimeoutMs + 5_000 },
+      );
+      if (reply.kind !== 'complete') return { failure: { code: 'INPUT_REQUIRED_UNSUPPORTED', message: 'the tool asked for input, which model tool batches do not support yet' } };
+      try {
+        return { valid: validateToolResult(reply.result) };
+      } catch (error) {
+        this.logger.warn({ toolsetId: handle.toolsetId, tool: handle.nativeName, error: describeFailure(error) }, 'tool result failed validation');
+        return { failure: { code: 'RESULT_INVALID', message: 'the tool returned a result that is not a valid CallToolResult' } };
+      }
+    } catch (error) {
+      const failure = describeFailure(error);
+      this.logger.warn({ toolsetId: handle.toolsetId, tool: handle.nativeName, error: failure }, 'tool call failed');
+      return { failure };
+    }
+  }
+
+  /** Seals a profile-bound UI result PENDING with its refresh record; the model gets the projection, the event a descriptor. */
+  private async seal({ call, handle }: AdmittedCall, result: ValidToolResult, resourceUri: string, bindingRevision: string, ctx: CallContext): Promise<Outcome> {
+    const envelope: SealedEnvelope = {
+      result: result as SealedEnvelope['result'],
+      refresh: {
+        serverId: handle.toolsetId,
+        toolsetId: handle.toolsetId,
+        nativeToolName: handle.nativeName,
+        arguments: { kind: 'inline', value: call.arguments },
+        catalogGeneration: handle.catalogGeneration,
+        bindingRevision,
+        replayClassification: { source: 'catalog-policy.classify-batch', revision: ctx.snapshotId },
+        initiatingOrigin: 'model',
+        correlation: { invocationId: ctx.invocationId, functionCallId: call.functionCallId },
+      },
+    };
+    let ref: { recordId: string; schemaVersion: number };
+    try {
+      const created = await this.sealed.create({
+        scope: { session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId },
+        operationInstanceId: `${ctx.operationId}.${call.index}`,
+        envelope,
+        ...(this.config.pendingTtlMs !== undefined ? { pendingTtlMs: this.config.pendingTtlMs } : {}),
+      });
+      ref = created.ref;
+    } catch (error) {
+      const failure = describeFailure(error);
+      this.logger.warn({ toolsetId: handle.toolsetId, tool: handle.nativeName, error: failure }, 'sealing a UI result failed');
+      return failure.code === 'PAYLOAD_TOO_LARGE'
+        ? failedOutcome(call, 'RESULT_TOO_LARGE', 'the tool result exceeds the sealing limit')
+        : failedOutcome(call, 'SEAL_FAILED', 'the tool result could not be sealed');
+    }
+    return {
+      response: { functionCallId: call.functionCallId, name: call.tool, response: projectForModel(result) as Record<string, unknown> },
+      recordId: ref.recordId,
+      widget: {
+        schemaVersion: 1,
+        resourceUri,
+        correlation: { invocationId: ctx.invocationId, functionCallId: call.functionCallId },
+        serverId: handle.toolsetId,
+        toolsetId: handle.toolsetId,
+        bindingRevision,
+        sealedResultRef: { recordId: ref.recordId, schemaVersion: ref.schemaVersion },
+      },
+    };
+  }
+}

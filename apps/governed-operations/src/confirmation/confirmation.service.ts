@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
+import { canonicalDigest } from '@apphost/canonical-json';
+import { AppHostError, CatalogClassifyBatch, LifecycleGetSession, type GovernedDecideConfirmation, type ParsedRequestOf, type RunToolBatchResponse } from '@apphost/contracts';
+import type { Logger } from '@apphost/runtime';
+import { batchEvent, describeFailure, type PlannedCall } from '../batch/batch-plan';
+import type { BatchConfig } from '../batch/batch.config';
+import { BATCH_CONFIG, BATCH_LOGGER } from '../batch/batch.tokens';
+import { AUTHOR, CallPipeline, failedOutcome, type AdmittedCall, type CallContext, type Outcome } from '../batch/call-pipeline';
+import { declarationDigest } from './confirmation-gate';
+import { ConfirmationPermits, type Permit } from './confirmation-permits';
+
+type DecideRequest = ParsedRequestOf<typeof GovernedDecideConfirmation>;
+
+/**
+ * The user's decision on a sealed confirmation permit. The permit is taken once; the policy is not evaluated
+ * again; approval runs the sealed arguments only if the tool identity, server and binding revision the permit was
+ * bound to still hold on a fresh classification. Every decision ends in ONE event carrying the call's response.
+ */
+@Injectable()
+export class ConfirmationService {
+  constructor(
+    @Inject(BusClient) private readonly bus: BusClient,
+    @Inject(CallPipeline) private readonly pipeline: CallPipeline,
+    @Inject(ConfirmationPermits) private readonly permits: ConfirmationPermits,
+    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
+    @Inject(BATCH_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async decide(request: DecideRequest): Promise<RunToolBatchResponse> {
+    const permit = await this.permits.take(request.session, request.principal, request.confirmationId);
+    if (!permit) throw new AppHostError('NOT_FOUND', 'no pending confirmation with this id in this session (already decided, or never issued)');
+    const args = JSON.parse(permit.arguments) as Record<string, unknown>;
+    if (canonicalDigest('confirmation-arguments', args) !== permit.argumentsDigest) throw new AppHostError('FAILED_PRECONDITION', 'the confirmation permit failed its integrity check; nothing ran');
+
+    const view = await this.bus.request(LifecycleGetSession, { session: request.session });
+    // The permit belongs to one incarnation: a deleted or recreated session never runs it.
+    if (view.state !== 'ACTIVE' || view.incarnation !== permit.incarnation) throw new AppHostError('NOT_FOUND', 'session not found');
+
+    const call: PlannedCall = { index: 0, functionCallId: permit.functionCallId, tool: permit.tool, arguments: args };
+    const ctx: CallContext = { key: request.session, incarnation: permit.incarnation, invocationId: permit.invocationId, operationId: randomUUID(), snapshotId: '' };
+    let outcome: Outcome;
+    if (Date.parse(permit.expiresAt) <= Date.now()) outcome = failedOutcome(call, 'CONFIRMATION_EXPIRED', 'The user did not decide in time, so this call did not run. Ask again if it is still needed.');
+    else if (!request.confirmed) outcome = failedOutcome(call, 'CONFIRMATION_DENIED', 'The user declined this call, so it did not run.');
+    else outcome = await this.runApproved(request, permit, call, ctx);
+    this.logger.info({ session: request.session.sessionId, confirmationId: permit.confirmationId, tool: permit.tool, confirmed: request.confirmed, outcome: errorCodeOf(outcome) ?? 'ran' }, 'confirmation decided');
+
+    const widgets = outcome.widget ? [outcome.widget] : [];
+    const eventId = await this.pipeline.appendAndCommit(ctx, batchEvent(AUTHOR, permit.invocationId, [outcome.response], widgets, []), [outcome]);
+    return { eventId, incarnation: permit.incarnation, rejection: null, functionResponses: [outcome.response], widgets, confirmations: [] };
+  }
+
+  /** A fresh classification of the one call; it runs only if what the permit was bound to still holds. */
+  private async runApproved(request: DecideRequest, permit: Permit, call: PlannedCall, ctx: CallContext): Promise<Outcome> {
+    let snapshot;
+    try {
+      snapshot = await this.bus.request(
+        CatalogClassifyBatch,
+        { principal: request.principal, session: { key: request.session, incarnation: permit.incarnation }, ...(permit.toolsets ? { toolsets: permit.toolsets } : {}), calls: [{ callId: call.functionCallId, name: call.tool }] },
+        { timeoutMs: this.config.classifyTimeoutMs },
+      );
+    } catch (error) {
+      return stale(call, `the tool is no longer available as approved (${describeFailure(error).message})`);
+    }
+    const entry = snapshot.calls[0];
+    const facts = (await this.pipeline.toolsets([entry.handle.toolsetId])).get(entry.handle.toolsetId)!;
+    const admitted: AdmittedCall = { call, handle: entry.handle, uiAssociated: entry.uiAssociated, toolset: facts };
+    const mismatch =
+      entry.handle.toolsetId !== permit.toolsetId || entry.handle.nativeName !== permit.nativeName
+        ? 'the name now resolves to another tool or server'
+        : declarationDigest(entry.handle.declaration) !== permit.declarationDigest || entry.uiAssociated !== permit.uiAssociated
+          ? 'the tool definition changed since it was approved'
+          : facts.bindingRevision !== permit.bindingRevision
+            ? 'the toolset binding changed since it was approved'
+            : null;
+    if (mismatch) return stale(call, mismatch);
+    const listing = (await this.pipeline.relist([entry.handle])).get(entry.handle.execution.generationId);
+    return this.pipeline.execute(admitted, listing, { ...ctx, snapshotId: snapshot.snapshotId });
+  }
+}
+
+function stale(call: PlannedCall, why: string): Outcome {
+  return failedOutcome(call, 'CONFIRMATION_STALE', `The approved call did not run: ${why}. Call the tool again to ask anew.`);
+}
+
+function errorCodeOf(outcome: Outcome): string | undefined {
+  const error = outcome.response.response['error'] as { code?: string } | undefined;
+  return error?.code;
+}
