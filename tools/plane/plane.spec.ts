@@ -1,45 +1,10 @@
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { BusClient, NatsTransport } from '@apphost/bus';
 import { LifecycleGetSession } from '@apphost/contracts';
-import { dropSchemasWithPrefix, eventually, spawnTs, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL, uniquePrefix, waitForExit } from '@apphost/testing';
-
-/** The plane as a user meets it: `npm start` (tools/plane/main.ts) in its own process, nothing mocked. */
-const ENTRY = 'tools/plane/main.ts';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-interface ServiceEntry {
-  service: string;
-  status: string;
-  describe?: { transport: string; stores: { kind: string; namespace?: string; ready: boolean }[] };
-}
-
-async function startPlane(env: Record<string, string>) {
-  const port = await freePort();
-  const child = spawnTs(ENTRY, { APPHOST_PORT: String(port), LOG_LEVEL: 'warn', ...env });
-  const base = `http://127.0.0.1:${port}`;
-  await eventually(async () => ((await fetch(`${base}/healthz`)).ok ? true : undefined), 60_000, 200).catch((error: Error) => {
-    child.kill('SIGKILL');
-    throw new Error(`${error.message}\n${child.output().stdout}\n${child.output().stderr}`);
-  });
-  return { child, base };
-}
-
-async function listServices(base: string, tokenFile: string): Promise<ServiceEntry[]> {
-  const token = fs.readFileSync(tokenFile, 'utf8').trim();
-  const res = await fetch(`${base}/v1/services`, { headers: { authorization: `Bearer ${token}` } });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { services: ServiceEntry[] }).services;
-}
+import { dropSchemasWithPrefix, spawnTs, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL, uniquePrefix, waitForExit } from '@apphost/testing';
+import { ENTRY, listServices, startPlane } from './plane-process';
 
 describe('all-in-one plane', () => {
   let home: string;
