@@ -66,6 +66,7 @@ describe('model tool batches in the plane', () => {
           'echo-app': [{ toolsetId: 'echo' }],
           'legacy-app': [{ toolsetId: 'legacy' }],
           'careful-app': [{ toolsetId: 'careful' }],
+          'blank-app': [{ toolsetId: 'blank' }],
         }),
       },
       // PENDING records are collectable at once; GC runs only when a test asks (committed records never are).
@@ -80,6 +81,7 @@ describe('model tool batches in the plane', () => {
     expect((await put('vanilla', publishedSpec('basicVanillaJs', 'p1'))).status.state).toBe('PROFILE_BOUND');
     expect((await put('echo', fixtureSpec('hostile', 'p1', ['--mode=normal']))).status.state).toBe('PROFILE_BOUND');
     expect((await put('legacy', fixtureSpec('stateful-nonce', null))).status.state).toBe('MODEL_ONLY');
+    expect((await put('blank', fixtureSpec('hostile', 'p1', ['--mode=blank-results']))).status.state).toBe('PROFILE_BOUND');
     expect((await put('careful', { ...fixtureSpec('stateful-nonce', 'p1'), requireConfirmation: ['start-session'] })).status).toMatchObject({ state: 'PROFILE_BOUND', requireConfirmation: ['start-session'] });
   }, 120_000);
 
@@ -250,6 +252,16 @@ describe('model tool batches in the plane', () => {
     expect(ev.functionResponses).toEqual([{ functionCallId: 'e1', name: 'echo', response: { error: { code: 'TOOL_DRIFT', message: expect.stringMatching(/changed/) } } }]);
     expect(ev.widgets).toEqual([]);
     expect((await events('drift-app', 'b-drift')).events).toHaveLength(1);
+  }, 120_000);
+
+  it('a result failing validation (only blank text) is an error response for that call; the event still records it', async () => {
+    await session('blank-app', 'b-blank');
+    const res = await batch('b-blank', { appName: 'blank-app', invocationId: 'inv-b', calls: [{ functionCallId: 'b1', tool: 'echo', arguments: { text: 'x' } }] });
+    expect(res.status).toBe(200);
+    const ev = res.body as unknown as RunToolBatchResponse;
+    expect(ev.functionResponses).toEqual([{ functionCallId: 'b1', name: 'echo', response: { error: { code: 'RESULT_INVALID', message: expect.any(String) } } }]);
+    expect(ev.widgets).toEqual([]);
+    expect((await events('blank-app', 'b-blank')).events).toEqual([expect.objectContaining({ id: ev.eventId, functionResponses: [{ id: 'b1', name: 'echo', response: ev.functionResponses[0].response }] })]);
   }, 120_000);
 
   it('a session deleted (governed-operations and sealed-result-store in the cascade) and recreated: the old reference does not resolve', async () => {
