@@ -66,21 +66,19 @@ export class ToolBatchService {
     }
 
     const ctx: CallContext = { key, incarnation, invocationId: request.invocationId, operationId: randomUUID(), snapshotId: snapshot.snapshotId };
-    const held = new Set(admitted.filter((a) => this.confirmations.holds(a)));
-    const toRun = admitted.filter((a) => !held.has(a));
+    // Permits first: if one cannot be stored, the batch fails before any call has run.
+    const held = admitted.filter((a) => this.confirmations.holds(a));
+    const confirmations: PendingConfirmation[] = await Promise.all(held.map((a) => this.confirmations.issue(a, ctx, request.principal, request.toolsets)));
+    const toRun = admitted.filter((a) => !held.includes(a));
     const listings = toRun.length > 0 ? await this.pipeline.relist(toRun.map((a) => a.handle)) : new Map();
-    const pending = new Map<AdmittedCall, PendingConfirmation>();
     const outcomes: Outcome[] = await Promise.all(
-      admitted.map(async (a) => {
-        if (!held.has(a)) return this.pipeline.execute(a, listings.get(a.handle.execution.generationId), ctx);
-        pending.set(a, await this.confirmations.issue(a, ctx, request.principal, request.toolsets));
-        return failedOutcome(a.call, 'CONFIRMATION_REQUIRED', CONFIRMATION_REQUIRED_MESSAGE);
-      }),
+      admitted.map((a) =>
+        held.includes(a) ? failedOutcome(a.call, 'CONFIRMATION_REQUIRED', CONFIRMATION_REQUIRED_MESSAGE) : this.pipeline.execute(a, listings.get(a.handle.execution.generationId), ctx),
+      ),
     );
 
     const responses = outcomes.map((o) => o.response);
     const widgets = outcomes.flatMap((o) => (o.widget ? [o.widget] : []));
-    const confirmations = admitted.flatMap((a) => (pending.has(a) ? [pending.get(a)!] : []));
     const event = batchEvent(AUTHOR, request.invocationId, responses, widgets, confirmations.map(requestConfirmationCall));
     const eventId = await this.pipeline.appendAndCommit(ctx, event, outcomes);
     return { eventId, incarnation, rejection: null, functionResponses: responses, widgets, confirmations };

@@ -39,20 +39,19 @@ export class ConfirmationService {
     if (view.state !== 'ACTIVE' || view.incarnation !== permit.incarnation) throw new AppHostError('NOT_FOUND', 'session not found');
 
     const call: PlannedCall = { index: 0, functionCallId: permit.functionCallId, tool: permit.tool, arguments: args };
-    const ctx: CallContext = { key: request.session, incarnation: permit.incarnation, invocationId: permit.invocationId, operationId: randomUUID(), snapshotId: '' };
     let outcome: Outcome;
     if (Date.parse(permit.expiresAt) <= Date.now()) outcome = failedOutcome(call, 'CONFIRMATION_EXPIRED', 'The user did not decide in time, so this call did not run. Ask again if it is still needed.');
     else if (!request.confirmed) outcome = failedOutcome(call, 'CONFIRMATION_DENIED', 'The user declined this call, so it did not run.');
-    else outcome = await this.runApproved(request, permit, call, ctx);
+    else outcome = await this.runApproved(request, permit, call);
     this.logger.info({ session: request.session.sessionId, confirmationId: permit.confirmationId, tool: permit.tool, confirmed: request.confirmed, outcome: errorCodeOf(outcome) ?? 'ran' }, 'confirmation decided');
 
     const widgets = outcome.widget ? [outcome.widget] : [];
-    const eventId = await this.pipeline.appendAndCommit(ctx, batchEvent(AUTHOR, permit.invocationId, [outcome.response], widgets, []), [outcome]);
+    const eventId = await this.pipeline.appendAndCommit({ key: request.session, incarnation: permit.incarnation }, batchEvent(AUTHOR, permit.invocationId, [outcome.response], widgets, []), [outcome]);
     return { eventId, incarnation: permit.incarnation, rejection: null, functionResponses: [outcome.response], widgets, confirmations: [] };
   }
 
   /** A fresh classification of the one call; it runs only if what the permit was bound to still holds. */
-  private async runApproved(request: DecideRequest, permit: Permit, call: PlannedCall, ctx: CallContext): Promise<Outcome> {
+  private async runApproved(request: DecideRequest, permit: Permit, call: PlannedCall): Promise<Outcome> {
     let snapshot;
     try {
       snapshot = await this.bus.request(
@@ -76,7 +75,8 @@ export class ConfirmationService {
             : null;
     if (mismatch) return stale(call, mismatch);
     const listing = (await this.pipeline.relist([entry.handle])).get(entry.handle.execution.generationId);
-    return this.pipeline.execute(admitted, listing, { ...ctx, snapshotId: snapshot.snapshotId });
+    const ctx: CallContext = { key: request.session, incarnation: permit.incarnation, invocationId: permit.invocationId, operationId: randomUUID(), snapshotId: snapshot.snapshotId };
+    return this.pipeline.execute(admitted, listing, ctx);
   }
 }
 

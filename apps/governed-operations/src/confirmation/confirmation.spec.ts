@@ -1,8 +1,9 @@
 import { canonicalDigest } from '@apphost/canonical-json';
-import { GovernedDecideConfirmation, GovernedRunToolBatch, type RunToolBatchResponse } from '@apphost/contracts';
+import { AppHostError, GovernedDecideConfirmation, GovernedRunToolBatch, type RunToolBatchResponse } from '@apphost/contracts';
 import { descriptors } from '@apphost/testing';
 import { principal, session, startFakePlane, type FakePlane, type FakeState } from '../test/fake-plane';
 import { ConfirmationGate, REQUEST_CONFIRMATION_TOOL } from './confirmation-gate';
+import { ConfirmationPermits } from './confirmation-permits';
 
 const TTL_MS = 3_000;
 
@@ -114,6 +115,18 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     expect(decided.functionResponses[0].response).toEqual({ error: { code: 'CONFIRMATION_EXPIRED', message: expect.any(String) } });
     expect(state.log.filter((l) => l.startsWith('call:'))).toEqual([]);
   }, 20_000);
+
+  it('a permit that cannot be stored (coordination store down) fails the batch before any call runs', async () => {
+    const permits = plane.service.running.app.get(ConfirmationPermits);
+    jest.spyOn(permits, 'put').mockRejectedValueOnce(new AppHostError('UNAVAILABLE', 'coordination store unavailable'));
+    await expect(
+      run([
+        { functionCallId: 'g', tool: 'guarded' },
+        { functionCallId: 'u', tool: 'unguarded' },
+      ]),
+    ).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(state.log.filter((l) => l.startsWith('call:') || l.startsWith('seal:') || l === 'append')).toEqual([]);
+  });
 
   it('refuses a malformed confirmation id before any effect', async () => {
     await expect(decide('cf-not-hex', true)).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
