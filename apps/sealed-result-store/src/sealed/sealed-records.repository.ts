@@ -79,6 +79,8 @@ const toNumber = (v: string | number | null | undefined): number | null => (v ==
 
 // $1..$4 are always the session key, $5 the incarnation, in every keyed statement below.
 const SESSION_MATCH = (alias: string) => `${alias}.tenant = $1 AND ${alias}.app_name = $2 AND ${alias}.user_id = $3 AND ${alias}.session_id = $4`;
+/** The full record key ($6 record id, $7 function call): the primary key plus the function call. */
+const RECORD_KEY_MATCH = (alias: string) => `${SESSION_MATCH(alias)} AND ${alias}.incarnation = $5 AND ${alias}.record_id = $6 AND ${alias}.function_call_id = $7`;
 
 /** Raises the session's floor to `minLive` (never lowers it) and returns the floor now in force; locks the row. */
 const RAISE_FLOOR = `
@@ -170,9 +172,9 @@ export class SealedRecordsRepository {
    */
   async commit(k: RecordKeyParams): Promise<{ schemaVersion: number } | null> {
     const { rows } = await this.pool.query<{ schema_version: number }>({
-      name: 'sealed-commit-v1',
+      name: 'sealed-commit-v2',
       text: `UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = COALESCE(r.committed_at, now())
-       WHERE r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7
+       WHERE ${RECORD_KEY_MATCH('r')}
          AND (r.state = 'PENDING' OR r.event_id = $8)
          AND NOT EXISTS (SELECT 1 FROM session_incarnations s WHERE ${SESSION_MATCH('s')} AND s.min_live > $5)
        RETURNING r.schema_version`,
@@ -187,7 +189,7 @@ export class SealedRecordsRepository {
       `SELECT s.min_live, r.state, r.event_id
        FROM (VALUES (1)) AS one (x)
        LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
-       LEFT JOIN sealed_records r ON r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7`,
+       LEFT JOIN sealed_records r ON ${RECORD_KEY_MATCH('r')}`,
       [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId],
     );
     const row = rows[0];
@@ -195,25 +197,29 @@ export class SealedRecordsRepository {
   }
 
   /**
-   * Resolve in one round trip: the session floor, the record under the full key, and — for a PENDING record — its
-   * binding to the named event by the same guarded UPDATE as `commit` (for a COMMITTED record that UPDATE matches
-   * nothing and writes nothing). The SELECT sees the row as it was before the UPDATE; `bound` says whether the
-   * binding won (it loses to a collector that got the row first, or to a bind to another event).
+   * Resolve in one round trip. The usual case — a PENDING record named with its event — is the bind alone: the same
+   * guarded UPDATE as `commit` returns the bytes it bound (`bound`), and the second branch is not executed. Only when
+   * the bind matched nothing (already committed, fenced, absent, or lost to a collector or to a bind to another
+   * event) does the second branch read the session floor and the record under the full key, as the statement's
+   * snapshot saw them.
    */
   async findForResolve(k: RecordKeyParams): Promise<ResolvedRow> {
     const { rows } = await this.pool.query({
-      name: 'sealed-resolve-v1',
+      name: 'sealed-resolve-v2',
       text: `WITH bind AS (
          UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = now()
-         WHERE r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7 AND r.state = 'PENDING'
+         WHERE ${RECORD_KEY_MATCH('r')} AND r.state = 'PENDING'
            AND NOT EXISTS (SELECT 1 FROM session_incarnations s WHERE ${SESSION_MATCH('s')} AND s.min_live > $5)
-         RETURNING 1)
-       SELECT s.min_live, r.state, EXISTS (SELECT 1 FROM bind) AS bound,
-              r.schema_version, r.digest, r.chunk_bytes, r.chunk_digests, r.size_bytes, r.body
+         RETURNING r.schema_version, r.digest, r.chunk_bytes, r.chunk_digests, r.size_bytes, r.body)
+       SELECT NULL::bigint AS min_live, 'PENDING' AS state, true AS bound,
+              bind.schema_version, bind.digest, bind.chunk_bytes, bind.chunk_digests, bind.size_bytes, bind.body
+       FROM bind
+       UNION ALL
+       SELECT s.min_live, r.state, false, r.schema_version, r.digest, r.chunk_bytes, r.chunk_digests, r.size_bytes, r.body
        FROM (VALUES (1)) AS one (x)
        LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
-       LEFT JOIN sealed_records r ON r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7
-         AND (r.event_id = $8 OR r.state = 'PENDING')`,
+       LEFT JOIN sealed_records r ON ${RECORD_KEY_MATCH('r')} AND (r.event_id = $8 OR r.state = 'PENDING')
+       WHERE NOT EXISTS (SELECT 1 FROM bind)`,
       values: [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
     });
     const row = rows[0];
@@ -245,7 +251,7 @@ export class SealedRecordsRepository {
                    THEN substring(r.chunk_digests FROM $9::int * 32 + 1 FOR 32) END AS chunk_digest
        FROM (VALUES (1)) AS one (x)
        LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
-       LEFT JOIN sealed_records r ON r.record_id = $6 AND ${SESSION_MATCH('r')} AND r.incarnation = $5 AND r.function_call_id = $7
+       LEFT JOIN sealed_records r ON ${RECORD_KEY_MATCH('r')}
          AND r.state = 'COMMITTED' AND r.event_id = $8`,
       [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId, index],
     );
@@ -264,11 +270,13 @@ export class SealedRecordsRepository {
   async collectExpired(limit: number): Promise<number> {
     const { rowCount } = await this.pool.query(
       `WITH doomed AS (
-         SELECT record_id FROM sealed_records
+         SELECT tenant, app_name, user_id, session_id, incarnation, record_id FROM sealed_records
          WHERE state = 'PENDING' AND event_id IS NULL AND expires_at < now()
          ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
        DELETE FROM sealed_records r USING doomed
-       WHERE r.record_id = doomed.record_id AND r.state = 'PENDING' AND r.event_id IS NULL AND r.expires_at < now()`,
+       WHERE (r.tenant, r.app_name, r.user_id, r.session_id, r.incarnation, r.record_id)
+           = (doomed.tenant, doomed.app_name, doomed.user_id, doomed.session_id, doomed.incarnation, doomed.record_id)
+         AND r.state = 'PENDING' AND r.event_id IS NULL AND r.expires_at < now()`,
       [limit],
     );
     return rowCount ?? 0;

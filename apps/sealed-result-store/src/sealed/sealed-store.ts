@@ -3,6 +3,7 @@ import type { ServiceDatabase } from '@apphost/persistence';
 import { openPostgresStore, type ServiceContext, type StoreHandle } from '@apphost/runtime';
 import type { Pool } from 'pg';
 import { SEALED_RECORDS_REVISION, SealedRecords1767225600000 } from '../migrations/1767225600000-sealed-records';
+import { SealedRecordsLeanIndexes1767830400000 } from '../migrations/1767830400000-sealed-records-lean-indexes';
 
 export const SEALED_SCHEMA = 'sealed_result_store';
 
@@ -20,7 +21,7 @@ export class SealedStore implements StoreHandle {
   ) {}
 
   static async open(context: ServiceContext): Promise<SealedStore> {
-    const database = await openPostgresStore(context, { schema: SEALED_SCHEMA, migrations: [SealedRecords1767225600000] });
+    const database = await openPostgresStore(context, { schema: SEALED_SCHEMA, migrations: [SealedRecords1767225600000, SealedRecordsLeanIndexes1767830400000] });
     try {
       const rows: { revision: string }[] = await database.dataSource.query(`SELECT revision FROM "${database.schema}".sealed_store_revision`);
       const revision = rows[0]?.revision;

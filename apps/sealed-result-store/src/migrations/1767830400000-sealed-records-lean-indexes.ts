@@ -1,0 +1,52 @@
+import type { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** The CHECK constraints of 1767225600000, by the names PostgreSQL gave them, and their expressions. */
+const SEPARATE_CHECKS: [name: string, expression: string][] = [
+  ['sealed_records_incarnation_check', 'incarnation >= 1'],
+  ['sealed_records_state_check', `state IN ('PENDING', 'COMMITTED')`],
+  ['sealed_records_digest_check', 'octet_length(digest) = 32'],
+  ['sealed_records_chunk_bytes_check', 'chunk_bytes > 0'],
+  ['sealed_records_size_bytes_check', 'size_bytes > 0'],
+  ['sealed_records_check', `(state = 'PENDING') = (event_id IS NULL)`],
+  ['sealed_records_check1', 'octet_length(body) = size_bytes'],
+  ['sealed_records_check2', 'octet_length(chunk_digests) = 32 * ((size_bytes + chunk_bytes - 1) / chunk_bytes)'],
+];
+
+/**
+ * Fewer index entries and less per-statement work on the hot path (create, bind), same data and invariants:
+ *
+ * - The primary key becomes the full record key `(tenant, app_name, user_id, session_id, incarnation, record_id)`.
+ *   Every keyed statement (commit, resolve, read-chunk) names all of it, and purge's `session … AND incarnation <= n`
+ *   is a prefix range of it, so the separate `sealed_records_session` index goes: one index entry less per insert,
+ *   and one less for every update that is not HOT (the bind).
+ * - The eight CHECK constraints become one conjunction with the same meaning. PostgreSQL re-reads and prepares every
+ *   CHECK expression of a table once per INSERT/UPDATE statement, so each separate constraint costs every create
+ *   and every bind.
+ *
+ * The store revision stays '1': the stored bytes, keys, states and references are unchanged.
+ */
+export class SealedRecordsLeanIndexes1767830400000 implements MigrationInterface {
+  name = 'SealedRecordsLeanIndexes1767830400000';
+
+  async up(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(`ALTER TABLE sealed_records DROP CONSTRAINT sealed_records_pkey`);
+    await queryRunner.query(
+      `ALTER TABLE sealed_records ADD CONSTRAINT sealed_records_pkey PRIMARY KEY (tenant, app_name, user_id, session_id, incarnation, record_id)`,
+    );
+    await queryRunner.query(`DROP INDEX sealed_records_session`);
+    await queryRunner.query(
+      `ALTER TABLE sealed_records ${SEPARATE_CHECKS.map(([name]) => `DROP CONSTRAINT ${name}`).join(', ')},
+         ADD CONSTRAINT sealed_records_valid CHECK (${SEPARATE_CHECKS.map(([, expression]) => `(${expression})`).join(' AND ')})`,
+    );
+  }
+
+  async down(queryRunner: QueryRunner): Promise<void> {
+    await queryRunner.query(
+      `ALTER TABLE sealed_records DROP CONSTRAINT sealed_records_valid,
+         ${SEPARATE_CHECKS.map(([name, expression]) => `ADD CONSTRAINT ${name} CHECK (${expression})`).join(', ')}`,
+    );
+    await queryRunner.query(`CREATE INDEX sealed_records_session ON sealed_records (tenant, app_name, user_id, session_id, incarnation)`);
+    await queryRunner.query(`ALTER TABLE sealed_records DROP CONSTRAINT sealed_records_pkey`);
+    await queryRunner.query(`ALTER TABLE sealed_records ADD CONSTRAINT sealed_records_pkey PRIMARY KEY (record_id)`);
+  }
+}
