@@ -32,8 +32,6 @@ export interface ExistingRecord {
   digest: Buffer;
 }
 
-export type InsertOutcome = { kind: 'inserted' } | { kind: 'stale'; minLive: number } | { kind: 'exists' };
-
 export interface RecordKeyParams {
   session: SessionKey;
   incarnation: number;
@@ -110,20 +108,18 @@ export class SealedRecordsRepository {
 
   /**
    * One statement: raise the session floor to this incarnation (row-locking the floor, which serializes against
-   * purge/revoke), then insert unless the incarnation is stale or the operation instance exists.
+   * purge/revoke), then insert unless the incarnation is stale or the operation instance exists. True iff inserted;
+   * otherwise `findCreateConflict` tells which.
    */
-  async insertRecord(r: NewRecord): Promise<InsertOutcome> {
-    const { rows } = await this.pool.query<{ min_live: string; inserted: boolean }>({
-      name: 'sealed-insert-record-v2',
-      text: `WITH floor AS (${RAISE_FLOOR_FOR_CREATE}),
-       ins AS (
-         INSERT INTO sealed_records (record_id, operation_instance_id, tenant, app_name, user_id, session_id, incarnation,
-                                     function_call_id, state, schema_version, digest, chunk_bytes, chunk_digests, size_bytes, body, expires_at)
-         SELECT $6, $7, $1, $2, $3, $4, $5, $8, 'PENDING', $9, $10, $11, $12, $13, $14, now() + make_interval(secs => $15::double precision / 1000)
-         WHERE NOT EXISTS (SELECT 1 FROM floor WHERE floor.min_live > $5)
-         ON CONFLICT (operation_instance_id) DO NOTHING
-         RETURNING 1)
-       SELECT COALESCE((SELECT min_live FROM floor), $5) AS min_live, EXISTS (SELECT 1 FROM ins) AS inserted`,
+  async insertRecord(r: NewRecord): Promise<boolean> {
+    const { rowCount } = await this.pool.query({
+      name: 'sealed-insert-record-v3',
+      text: `WITH floor AS (${RAISE_FLOOR_FOR_CREATE})
+       INSERT INTO sealed_records (record_id, operation_instance_id, tenant, app_name, user_id, session_id, incarnation,
+                                   function_call_id, state, schema_version, digest, chunk_bytes, chunk_digests, size_bytes, body, expires_at)
+       SELECT $6, $7, $1, $2, $3, $4, $5, $8, 'PENDING', $9, $10, $11, $12, $13, $14, now() + make_interval(secs => $15::double precision / 1000)
+       WHERE NOT EXISTS (SELECT 1 FROM floor WHERE floor.min_live > $5)
+       ON CONFLICT (operation_instance_id) DO NOTHING`,
       values: [
         ...sessionParams(r.session),
         r.incarnation,
@@ -139,30 +135,37 @@ export class SealedRecordsRepository {
         r.pendingTtlMs,
       ],
     });
-    const row = rows[0];
-    if (row.inserted) return { kind: 'inserted' };
-    const minLive = Number(row.min_live);
-    if (minLive > r.incarnation) return { kind: 'stale', minLive };
-    return { kind: 'exists' };
+    return rowCount === 1;
   }
 
-  /** The second statement of the immutable create: the row that won the operation instance. */
-  async findByOperationInstance(operationInstanceId: string): Promise<ExistingRecord | null> {
+  /**
+   * The second statement of a create that inserted nothing: the session floor (the floor never goes down, so a
+   * floor above the incarnation now means it was stale then, or has been purged since) and the row that won the
+   * operation instance (a read-back inside the inserting statement cannot see a concurrently committed winner).
+   */
+  async findCreateConflict(session: SessionKey, operationInstanceId: string): Promise<{ minLive: number | null; existing: ExistingRecord | null }> {
     const { rows } = await this.pool.query(
-      `SELECT record_id, tenant, app_name, user_id, session_id, incarnation, function_call_id, schema_version, state, digest
-       FROM sealed_records WHERE operation_instance_id = $1`,
-      [operationInstanceId],
+      `SELECT s.min_live, r.record_id, r.tenant, r.app_name, r.user_id, r.session_id, r.incarnation, r.function_call_id, r.schema_version, r.state, r.digest
+       FROM (VALUES (1)) AS one (x)
+       LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
+       LEFT JOIN sealed_records r ON r.operation_instance_id = $5`,
+      [...sessionParams(session), operationInstanceId],
     );
     const row = rows[0];
-    if (!row) return null;
     return {
-      recordId: row.record_id,
-      session: { tenant: row.tenant, appName: row.app_name, userId: row.user_id, sessionId: row.session_id },
-      incarnation: Number(row.incarnation),
-      functionCallId: row.function_call_id,
-      schemaVersion: row.schema_version,
-      state: row.state,
-      digest: row.digest,
+      minLive: toNumber(row.min_live),
+      existing:
+        row.record_id === null
+          ? null
+          : {
+              recordId: row.record_id,
+              session: { tenant: row.tenant, appName: row.app_name, userId: row.user_id, sessionId: row.session_id },
+              incarnation: Number(row.incarnation),
+              functionCallId: row.function_call_id,
+              schemaVersion: row.schema_version,
+              state: row.state,
+              digest: row.digest,
+            },
     };
   }
 

@@ -259,13 +259,12 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     };
     // A winner deleted (GC, purge) between our conflict and the read-back is rare; insert again a bounded number of times.
     for (let attempt = 0; attempt < 3; attempt++) {
-      const outcome = await this.repository.insertRecord(record);
-      if (outcome.kind === 'inserted') {
+      if (await this.repository.insertRecord(record)) {
         await this.faults.hit('create:after-store-write');
         return { ref: { recordId: record.recordId, schemaVersion: record.schemaVersion }, state: 'PENDING', created: true };
       }
-      if (outcome.kind === 'stale') throw stale(scope.incarnation);
-      const existing = await this.repository.findByOperationInstance(operationInstanceId);
+      const { minLive, existing } = await this.repository.findCreateConflict(scope.session, operationInstanceId);
+      if (minLive !== null && minLive > scope.incarnation) throw stale(scope.incarnation);
       if (!existing) continue;
       if (!sameScope(existing, scope) || existing.schemaVersion !== record.schemaVersion || !sameDigest(existing.digest, digest)) {
         throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', { details: { reason: 'OPERATION_INSTANCE_CONFLICT' } });
