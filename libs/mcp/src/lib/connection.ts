@@ -146,9 +146,20 @@ export class McpConnection {
     const timeout = Math.min(options.timeoutMs ?? this.defaultTimeout, continuation ? this.flows.remainingMs(continuation.flowId) : Number.MAX_SAFE_INTEGER);
     // Progress gate: notifications admitted before the terminal response are drained before the result is
     // returned; anything later is dropped (the SDK dispatches progress handlers independently of the response).
+    // The SDK hands a notification to its handler one microtask after reading it, and settles the call several
+    // microtasks after reading the response, so a call that has seen no progress by then has none queued: only a
+    // call that reported progress waits the extra turn. (For every call it cost a turn per reply, and on a busy
+    // owner one socket write per reply instead of one per batch of replies.)
     let gateOpen = true;
+    let reported = false;
     const onProgress = options.onProgress;
-    const admitted = onProgress ? (p: { progress: number; total?: number; message?: string }) => gateOpen && onProgress(p) : undefined;
+    const admitted = onProgress
+      ? (p: { progress: number; total?: number; message?: string }) => {
+          if (!gateOpen) return;
+          reported = true;
+          onProgress(p);
+        }
+      : undefined;
     let result: Record<string, unknown>;
     try {
       result = (await this.client.callTool(params as never, {
@@ -158,7 +169,7 @@ export class McpConnection {
         allowInputRequired: this.connectionClass === 'full',
         ...(admitted ? { onprogress: admitted, resetTimeoutOnProgress: false } : {}),
       })) as Record<string, unknown>;
-      if (admitted) await new Promise<void>((resolve) => setImmediate(resolve));
+      if (reported) await new Promise<void>((resolve) => setImmediate(resolve));
       gateOpen = false;
     } catch (error) {
       if (options.signal?.aborted) {
