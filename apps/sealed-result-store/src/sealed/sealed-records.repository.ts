@@ -52,6 +52,8 @@ export interface ResolvedRow {
     chunkDigests: Buffer;
     sizeBytes: number;
     body: Buffer;
+    /** The same bytes as UTF-8 text, when the database sent them as text (the usual case). */
+    text: string | undefined;
   };
 }
 
@@ -98,6 +100,37 @@ const RAISE_FLOOR_FOR_CREATE = `
   ON CONFLICT (tenant, app_name, user_id, session_id) DO UPDATE SET min_live = GREATEST(s.min_live, EXCLUDED.min_live)
     WHERE s.min_live <> EXCLUDED.min_live
   RETURNING s.min_live`;
+
+/** SQLSTATE character_not_in_repertoire: `convert_from` met bytes that are not valid UTF-8. */
+const INVALID_UTF8 = '22021';
+
+interface ResolveSqlRow {
+  min_live: string | null;
+  state: 'PENDING' | 'COMMITTED' | null;
+  bound: boolean;
+  schema_version: number;
+  digest: Buffer;
+  chunk_bytes: number;
+  chunk_digests: Buffer;
+  size_bytes: number;
+  body: string | Buffer | null;
+}
+
+/** The resolve statement (see `findForResolve`), with the record's body as `body` (alias `b`). */
+const RESOLVE_SQL = (body: string) => `WITH bind AS (
+         UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = now()
+         WHERE ${RECORD_KEY_MATCH('r')} AND r.state = 'PENDING'
+           AND NOT EXISTS (SELECT 1 FROM session_incarnations s WHERE ${SESSION_MATCH('s')} AND s.min_live > $5)
+         RETURNING r.schema_version, r.digest, r.chunk_bytes, r.chunk_digests, r.size_bytes, r.body)
+       SELECT NULL::bigint AS min_live, 'PENDING' AS state, true AS bound,
+              b.schema_version, b.digest, b.chunk_bytes, b.chunk_digests, b.size_bytes, ${body} AS body
+       FROM bind b
+       UNION ALL
+       SELECT s.min_live, b.state, false, b.schema_version, b.digest, b.chunk_bytes, b.chunk_digests, b.size_bytes, ${body}
+       FROM (VALUES (1)) AS one (x)
+       LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
+       LEFT JOIN sealed_records b ON ${RECORD_KEY_MATCH('b')} AND (b.event_id = $8 OR b.state = 'PENDING')
+       WHERE NOT EXISTS (SELECT 1 FROM bind)`;
 
 /**
  * The hot statements (create, commit, resolve) are named, so each pooled connection parses and plans them once
@@ -205,31 +238,28 @@ export class SealedRecordsRepository {
    * the bind matched nothing (already committed, fenced, absent, or lost to a collector or to a bind to another
    * event) does the second branch read the session floor and the record under the full key, as the statement's
    * snapshot saw them.
+   *
+   * The canonical bytes are UTF-8 JSON, so they travel as text (`convert_from`, which checks the encoding): half
+   * the bytes of bytea's hex form, and no hex encoding or decoding on either side. Bytes that are not valid UTF-8
+   * (only corruption produces them) fail that statement as a whole, bind included; the same statement is then run
+   * with the raw bytea, so a corrupted record takes exactly the path it always did (bind, then DATA_LOSS on the
+   * digest check).
    */
   async findForResolve(k: RecordKeyParams): Promise<ResolvedRow> {
-    const { rows } = await this.pool.query({
-      name: 'sealed-resolve-v2',
-      text: `WITH bind AS (
-         UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = now()
-         WHERE ${RECORD_KEY_MATCH('r')} AND r.state = 'PENDING'
-           AND NOT EXISTS (SELECT 1 FROM session_incarnations s WHERE ${SESSION_MATCH('s')} AND s.min_live > $5)
-         RETURNING r.schema_version, r.digest, r.chunk_bytes, r.chunk_digests, r.size_bytes, r.body)
-       SELECT NULL::bigint AS min_live, 'PENDING' AS state, true AS bound,
-              bind.schema_version, bind.digest, bind.chunk_bytes, bind.chunk_digests, bind.size_bytes, bind.body
-       FROM bind
-       UNION ALL
-       SELECT s.min_live, r.state, false, r.schema_version, r.digest, r.chunk_bytes, r.chunk_digests, r.size_bytes, r.body
-       FROM (VALUES (1)) AS one (x)
-       LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
-       LEFT JOIN sealed_records r ON ${RECORD_KEY_MATCH('r')} AND (r.event_id = $8 OR r.state = 'PENDING')
-       WHERE NOT EXISTS (SELECT 1 FROM bind)`,
-      values: [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
-    });
+    const values = [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId];
+    let rows: ResolveSqlRow[];
+    try {
+      ({ rows } = await this.pool.query<ResolveSqlRow>({ name: 'sealed-resolve-text-v1', text: RESOLVE_SQL(`convert_from(b.body, 'UTF8')`), values }));
+    } catch (error) {
+      if ((error as { code?: string }).code !== INVALID_UTF8) throw error;
+      ({ rows } = await this.pool.query<ResolveSqlRow>({ name: 'sealed-resolve-bytes-v1', text: RESOLVE_SQL('b.body'), values }));
+    }
     const row = rows[0];
+    const text = typeof row.body === 'string' ? row.body : undefined;
     return {
       minLive: toNumber(row.min_live),
       record:
-        row.state === null || row.state === undefined
+        row.state === null || row.body === null
           ? null
           : {
               state: row.state,
@@ -239,7 +269,8 @@ export class SealedRecordsRepository {
               chunkBytes: row.chunk_bytes,
               chunkDigests: row.chunk_digests,
               sizeBytes: row.size_bytes,
-              body: row.body,
+              body: text === undefined ? (row.body as Buffer) : Buffer.from(text, 'utf8'),
+              text,
             },
     };
   }

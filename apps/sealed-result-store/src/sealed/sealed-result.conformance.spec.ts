@@ -330,6 +330,21 @@ describeOnPostgres('sealed-result-store', (target) => {
       expect(JSON.stringify(error.toEnvelope())).not.toContain('PAYLOAD-MARKER-7');
     });
 
+    it('detects stored bytes that are no longer UTF-8: DATA_LOSS, and a PENDING record is still bound to its event', async () => {
+      const scope = scopeOf(newSession(), 1, uid('fc'));
+      const { key, ref } = await sealCommitted(scope, envelopeFor(scope.functionCallId, { secret: 'PAYLOAD-MARKER-8' }));
+      await store.pg.query(`UPDATE "${store.schema}".sealed_records SET body = set_byte(body, 10, 255) WHERE record_id = $1`, [ref.recordId]);
+      const error = await expectAppError(store.client.resolve(key), 'DATA_LOSS', 'DIGEST_MISMATCH');
+      expect(JSON.stringify(error.toEnvelope())).not.toContain('PAYLOAD-MARKER-8');
+      // The crash-after-append path on a corrupted PENDING record binds it exactly as before, then refuses the bytes.
+      const pendingScope = scopeOf(newSession(), 1, uid('fc'));
+      const pending = await store.client.create({ scope: pendingScope, operationInstanceId: uid('op'), envelope: envelopeFor(pendingScope.functionCallId) });
+      await store.pg.query(`UPDATE "${store.schema}".sealed_records SET body = set_byte(body, 0, 192) WHERE record_id = $1`, [pending.ref.recordId]);
+      const eventId = uid('evt');
+      await expectAppError(store.client.resolve(keyOf(pendingScope, eventId, pending.ref.recordId)), 'DATA_LOSS', 'DIGEST_MISMATCH');
+      expect(await store.recordRow(pending.ref.recordId)).toMatchObject({ state: 'COMMITTED', event_id: eventId });
+    });
+
     it('detects a bit flipped inside one chunk of a large record, on resolve and on that chunk read', async () => {
       const scope = scopeOf(newSession(), 1, uid('fc'));
       const { key, ref } = await sealCommitted(scope, largeEnvelope(scope.functionCallId, 2 * 1024 * 1024));

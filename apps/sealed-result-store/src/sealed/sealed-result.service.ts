@@ -186,7 +186,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     await this.faults.hit('resolve:before-release');
     const ref = { recordId: key.recordId, schemaVersion: record.schemaVersion };
     if (record.sizeBytes <= this.config.inlineMaxBytes) {
-      return { transfer: 'inline', ref, envelope: JSON.parse(record.body.toString('utf8')) as SealedEnvelope };
+      return { transfer: 'inline', ref, envelope: JSON.parse(record.text ?? record.body.toString('utf8')) as SealedEnvelope };
     }
     return {
       transfer: 'chunked',
