@@ -345,6 +345,22 @@ describeOnPostgres('sealed-result-store', (target) => {
       expect(await store.recordRow(pending.ref.recordId)).toMatchObject({ state: 'COMMITTED', event_id: eventId });
     });
 
+    it('keeps the record invariants in the database (sealed_records_valid): state and event id, incarnation, digest and sizes', async () => {
+      const scope = scopeOf(newSession(), 1, uid('fc'));
+      const { ref } = await sealCommitted(scope);
+      const update = (set: string) => store.pg.query(`UPDATE "${store.schema}".sealed_records SET ${set} WHERE record_id = $1`, [ref.recordId]);
+      const checkViolation = { code: '23514' };
+      await expect(update(`event_id = NULL`)).rejects.toMatchObject(checkViolation); // COMMITTED without an event
+      await expect(update(`state = 'PENDING'`)).rejects.toMatchObject(checkViolation); // PENDING with an event
+      await expect(update(`state = 'LOST', event_id = NULL`)).rejects.toMatchObject(checkViolation);
+      await expect(update(`incarnation = 0`)).rejects.toMatchObject(checkViolation);
+      await expect(update(`digest = substring(digest FROM 2)`)).rejects.toMatchObject(checkViolation);
+      await expect(update(`body = body || '\\x20'::bytea`)).rejects.toMatchObject(checkViolation);
+      await expect(update(`size_bytes = 0, body = ''::bytea`)).rejects.toMatchObject(checkViolation);
+      await expect(update(`chunk_digests = chunk_digests || chunk_digests`)).rejects.toMatchObject(checkViolation);
+      expect(await store.recordRow(ref.recordId)).toMatchObject({ state: 'COMMITTED' });
+    });
+
     it('detects a bit flipped inside one chunk of a large record, on resolve and on that chunk read', async () => {
       const scope = scopeOf(newSession(), 1, uid('fc'));
       const { key, ref } = await sealCommitted(scope, largeEnvelope(scope.functionCallId, 2 * 1024 * 1024));
