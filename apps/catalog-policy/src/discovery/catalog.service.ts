@@ -95,9 +95,17 @@ export class CatalogService {
   private async composeModel(audience: CatalogAudience, selections: readonly ToolsetSelection[]): Promise<Composition> {
     const parts: Composition[] = [];
     for (const selection of selections) {
-      // App-safe first, then full (RFC §4): both must list completely, or there is no catalog at all.
-      const appSafe = await this.discovery.acquireAndList(selection.toolsetId, 'app-safe', audience);
-      const full = await this.discovery.acquireAndList(selection.toolsetId, 'full', audience);
+      // Both classes must list completely, or there is no catalog at all. They list concurrently (independent
+      // connections); app-safe precedence (RFC §4) is in resolveTwoClass, and a failure of the app-safe listing
+      // is the one reported when both fail, as if they had run in order.
+      const [appSafeListing, fullListing] = await Promise.allSettled([
+        this.discovery.acquireAndList(selection.toolsetId, 'app-safe', audience),
+        this.discovery.acquireAndList(selection.toolsetId, 'full', audience),
+      ]);
+      if (appSafeListing.status === 'rejected') throw appSafeListing.reason;
+      if (fullListing.status === 'rejected') throw fullListing.reason;
+      const appSafe = appSafeListing.value;
+      const full = fullListing.value;
       if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
         throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', { details: { reason: 'BINDING_CHANGED_DURING_DISCOVERY', toolsetId: selection.toolsetId } });
       }
