@@ -138,22 +138,36 @@ async function main(): Promise<void> {
     for (const c of CASES) {
       const calls = callsFor(c.sizeKib);
       for (const v of VARIANTS) await runLoad(calls[v], Math.max(10, Math.ceil(c.total / 5)), c.inflight); // warm-up
-      const rounds: Record<Variant, Measurement[]> = { 'raw-pg': [], 'raw-pg-1commit': [], 'typed-bus': [] };
+      const rounds: Record<Variant, ProcessMeasurement[]> = { 'raw-pg': [], 'raw-pg-1commit': [], 'typed-bus': [] };
       for (let r = 1; r <= ROUNDS; r++) {
         for (const v of VARIANTS) {
-          const m = await runLoad(calls[v], c.total, c.inflight);
+          const m = await measured(() => runLoad(calls[v], c.total, c.inflight), c.total);
           rounds[v].push(m);
-          process.stderr.write(`round ${r}/${ROUNDS} ${c.sizeKib} KiB inflight=${c.inflight} ${v}: ${Math.round(m.ops_s)} ops/s p99 ${round3(m.p99_ms)} ms\n`);
+          process.stderr.write(
+            `round ${r}/${ROUNDS} ${c.sizeKib} KiB inflight=${c.inflight} ${v}: ${Math.round(m.ops_s)} ops/s p99 ${round3(m.p99_ms)} ms` +
+              ` node ${round3(m.nodeCpuMsPerOp)} ms/op event loop ${round3(m.eventLoopUtil)}\n`,
+          );
         }
       }
       const med = {
-        'raw-pg': medianRound(rounds['raw-pg']),
-        'raw-pg-1commit': medianRound(rounds['raw-pg-1commit']),
-        'typed-bus': medianRound(rounds['typed-bus']),
+        'raw-pg': medianOf(rounds['raw-pg']),
+        'raw-pg-1commit': medianOf(rounds['raw-pg-1commit']),
+        'typed-bus': medianOf(rounds['typed-bus']),
       };
       for (const v of VARIANTS) {
         const m = med[v];
-        lines.push({ bench: 'sealed', variant: v, size_kib: c.sizeKib, inflight: c.inflight, total: m.total, ops_s: Math.round(m.ops_s), p50_ms: round3(m.p50_ms), p99_ms: round3(m.p99_ms) });
+        lines.push({
+          bench: 'sealed',
+          variant: v,
+          size_kib: c.sizeKib,
+          inflight: c.inflight,
+          total: m.total,
+          ops_s: Math.round(m.ops_s),
+          p50_ms: round3(m.p50_ms),
+          p99_ms: round3(m.p99_ms),
+          node_cpu_ms_per_op: round3(m.nodeCpuMsPerOp),
+          event_loop_util: round3(m.eventLoopUtil),
+        });
       }
       const ratio = med['typed-bus'].ops_s / med['raw-pg'].ops_s;
       lines.push({
@@ -175,6 +189,27 @@ async function main(): Promise<void> {
     for (const { nspname } of rows) await admin.query(`DROP SCHEMA "${nspname}" CASCADE`);
     await admin.end();
   }
+}
+
+/**
+ * This process's share of a round: CPU per operation (user + system, all of this process: the load generator, the
+ * bus client and, for typed-bus, the in-process service and its pg pool) and how busy the event loop was. An event
+ * loop near 1 means the round was bound by this process, not by PostgreSQL.
+ */
+interface ProcessMeasurement extends Measurement {
+  nodeCpuMsPerOp: number;
+  eventLoopUtil: number;
+}
+
+/** `medianRound` returns one of the rounds it is given. */
+const medianOf = (rounds: ProcessMeasurement[]): ProcessMeasurement => medianRound(rounds) as ProcessMeasurement;
+
+async function measured(run: () => Promise<Measurement>, total: number): Promise<ProcessMeasurement> {
+  const cpu0 = process.cpuUsage();
+  const elu0 = performance.eventLoopUtilization();
+  const m = await run();
+  const cpu = process.cpuUsage(cpu0);
+  return { ...m, nodeCpuMsPerOp: (cpu.user + cpu.system) / 1000 / total, eventLoopUtil: performance.eventLoopUtilization(elu0).utilization };
 }
 
 /** Resolve-time verification: the store-private digest over 8 MiB of canonical bytes, median of 15 runs. */
