@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { canonicalize } from '@apphost/canonical-json';
 import {
@@ -24,6 +23,7 @@ import {
 import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
 import { assembleChunks, chunkCountOf, decodeChunk, encodeChunk, parseAssembledJson, sliceChunk } from './chunked-transfer';
 import type { SealedConfig } from './sealed.config';
+import { randomId } from './random-id';
 import { chunkDigest, chunkDigests, sameDigest, sealedDigest } from './sealed-digest';
 import { SealedFaults } from './sealed-faults';
 import { SealedRecordsRepository, type ExistingRecord, type RecordKeyParams } from './sealed-records.repository';
@@ -94,7 +94,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
         details: { reason: 'max-bytes', bytes: request.totalBytes, limit: maxBytes },
       });
     }
-    const uploadId = randomBytes(16).toString('base64url');
+    const uploadId = randomId();
     const chunkCount = chunkCountOf(request.totalBytes, chunkBytes);
     const opened = await this.repository.beginUpload(
       {
@@ -245,7 +245,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     const body = Buffer.from(canonicalize(envelope, { maxBytes: this.config.maxBytes, maxDepth: this.config.maxDepth }), 'utf8');
     const digest = sealedDigest(body);
     const record = {
-      recordId: randomBytes(16).toString('base64url'),
+      recordId: randomId(),
       operationInstanceId,
       session: scope.session,
       incarnation: scope.incarnation,
