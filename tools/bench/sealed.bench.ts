@@ -1,11 +1,12 @@
 import 'reflect-metadata';
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'pg';
 import pino from 'pino';
 import { BusClient, NatsTransport } from '@apphost/bus';
 import { canonicalize } from '@apphost/canonical-json';
-import { SealedCreate, SealedResolve, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
+import { SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
 import path from 'node:path';
 import { startService, type ServiceDefinition } from '@apphost/runtime';
 import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
@@ -21,6 +22,8 @@ const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
 /** The store's pool size (TypeORM/pg default); the raw side gets the same. */
 const POOL_SIZE = 10;
 const SESSIONS = 256;
+/** `BENCH_SERVICE=process`: the store in its own process (as deployed); default in-process. */
+const OWN_PROCESS = process.env['BENCH_SERVICE'] === 'process';
 const ALL_CASES = [
   { sizeKib: 4, inflight: 1, total: positiveIntEnv('BENCH_TOTAL_4K_1', 1000) },
   { sizeKib: 4, inflight: 16, total: positiveIntEnv('BENCH_TOTAL_4K_16', 4000), target: 0.5 },
@@ -76,13 +79,7 @@ async function main(): Promise<void> {
   const prefix = `t_${randomBytes(5).toString('hex')}_`;
   const rawSchema = `${prefix}raw_bench`;
   const transport = await NatsTransport.connect({ servers: NATS_URL, name: `bench-sealed-${prefix}` });
-  const service = await startService(sealedResultStoreService, {
-    env: { DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', LOG_LEVEL: 'silent' },
-    transport,
-    http: false,
-    processMetrics: false,
-    logger: pino({ level: 'silent' }),
-  });
+  const service = OWN_PROCESS ? await startServiceProcess(prefix, transport) : await startInProcess(prefix, transport);
   const admin = new Client({ connectionString: DATABASE_URL });
   await admin.connect();
   await admin.query(`CREATE SCHEMA "${rawSchema}"`);
@@ -93,8 +90,7 @@ async function main(): Promise<void> {
   const sync = await admin.query<{ synchronous_commit: string }>('SHOW synchronous_commit');
   if (sync.rows[0].synchronous_commit !== 'on') throw new Error('bench:sealed compares fsync-durable commits: synchronous_commit must be on');
   // Same pool size on both sides: read the store's own pool (TypeORM's pg pool) rather than assume its default.
-  const storePool = Reflect.get(service.app.get(SealedResultService).repository, 'pool') as Pool;
-  const storePoolSize = storePool.options.max ?? POOL_SIZE;
+  const storePoolSize = service.poolSize ?? POOL_SIZE;
   if (storePoolSize !== POOL_SIZE) throw new Error(`the store's pool has ${storePoolSize} connections; the raw pool has ${POOL_SIZE}`);
   const pool = new Pool({ connectionString: DATABASE_URL, max: POOL_SIZE });
   const client = new BusClient({ transport, defaultTimeoutMs: 30_000 });
@@ -182,13 +178,53 @@ async function main(): Promise<void> {
     lines.push(digestLine());
     for (const line of lines) process.stdout.write(`${JSON.stringify(line)}\n`);
   } finally {
-    await service.close().catch(() => undefined);
+    await service.stop().catch(() => undefined);
     await transport.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
     const { rows } = await admin.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [prefix]);
     for (const { nspname } of rows) await admin.query(`DROP SCHEMA "${nspname}" CASCADE`);
     await admin.end();
   }
+}
+
+/** The store started in this process on the bench's transport: the bench's event loop also runs the service. */
+async function startInProcess(prefix: string, transport: NatsTransport): Promise<{ poolSize?: number; stop(): Promise<void> }> {
+  const service = await startService(sealedResultStoreService, {
+    env: { DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', LOG_LEVEL: 'silent' },
+    transport,
+    http: false,
+    processMetrics: false,
+    logger: pino({ level: 'silent' }),
+  });
+  const storePool = Reflect.get(service.app.get(SealedResultService).repository, 'pool') as Pool;
+  return { poolSize: storePool.options.max, stop: () => service.close() };
+}
+
+/** apps/sealed-result-store/src/main.ts in its own process (its pool is the persistence default, 10). */
+async function startServiceProcess(prefix: string, transport: NatsTransport): Promise<{ poolSize?: number; stop(): Promise<void> }> {
+  const repoRoot = path.resolve(__dirname, '..', '..');
+  const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'tools/register.cjs'), path.join(repoRoot, 'apps/sealed-result-store/src/main.ts')], {
+    cwd: repoRoot,
+    env: { ...process.env, NATS_URL, DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  process.on('exit', () => child.kill('SIGTERM'));
+  const bus = new BusClient({ transport, defaultTimeoutMs: 1000 });
+  for (const deadline = Date.now() + 60_000; ; ) {
+    const ready = await bus.request(SealedResultStoreDescribe, {}).then((d) => d.stores.every((st) => st.ready), () => false);
+    if (ready) break;
+    if (Date.now() > deadline || child.exitCode !== null) throw new Error('the sealed-result-store process did not become ready');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return {
+    poolSize: POOL_SIZE,
+    stop: async () => {
+      if (child.exitCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+    },
+  };
 }
 
 /**
