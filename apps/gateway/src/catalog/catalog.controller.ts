@@ -1,17 +1,9 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
-import type { z } from 'zod';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, CatalogApproveTool, CatalogModelCatalog, invalidArgument, LifecycleGetSession, registryIdSchema, sessionIdSchema, type Principal, type ResponseOf } from '@apphost/contracts';
+import { CatalogApproveTool, CatalogModelCatalog, LifecycleGetSession, registryIdSchema, sessionIdSchema, type Principal, type ResponseOf } from '@apphost/contracts';
 import { CurrentPrincipal, RequireScopes } from '../auth';
+import { ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
 import { approveBodySchema, catalogQuerySchema, toolMethodSchema, type PublicCatalog } from './catalog.schemas';
-
-function parse<S extends z.ZodType>(schema: S, value: unknown, what: string): z.output<S> {
-  const result = schema.safeParse(value);
-  if (!result.success) throw invalidArgument(what, result.error);
-  return result.data;
-}
-
-const notFound = () => new AppHostError('NOT_FOUND', 'session not found');
 
 /** `GET /v1/sessions/{id}/catalog`: the session's model catalog (model-visible tools only), from catalog-policy. */
 @Controller('v1/sessions')
@@ -21,11 +13,10 @@ export class CatalogController {
 
   @Get(':sessionId/catalog')
   async catalog(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query() query: unknown): Promise<PublicCatalog> {
-    const q = parse(catalogQuerySchema, query, 'query');
-    if (q.userId !== undefined && q.userId !== principal.subject) throw notFound();
-    const key = { tenant: principal.tenant, appName: q.appName, userId: principal.subject, sessionId: parse(sessionIdSchema, sessionId, 'session id') };
+    const q = parseInput(catalogQuerySchema, query, 'query');
+    const key = ownSessionKey(principal, q.appName, parseInput(sessionIdSchema, sessionId, 'session id'), q.userId);
     const view = await this.bus.request(LifecycleGetSession, { session: key });
-    if (view.state !== 'ACTIVE') throw notFound();
+    if (view.state !== 'ACTIVE') throw sessionNotFound();
     const catalog = await this.bus.request(CatalogModelCatalog, { principal, session: { key, incarnation: view.incarnation }, fresh: q.fresh === 'true' });
     return { sessionId: key.sessionId, appName: key.appName, incarnation: view.incarnation, tools: catalog.tools.map(toPublic) };
   }
@@ -40,9 +31,9 @@ export class ToolApprovalController {
   @Post(':toolsetId/tools/:toolMethod')
   @HttpCode(200)
   approve(@CurrentPrincipal() principal: Principal, @Param('toolsetId') toolsetId: string, @Param('toolMethod') toolMethod: string, @Body() body: unknown): Promise<ResponseOf<typeof CatalogApproveTool>> {
-    const name = parse(toolMethodSchema, toolMethod, 'tool custom method').slice(0, -':approve'.length);
-    const input = parse(approveBodySchema, body ?? {}, 'request body');
-    return this.bus.request(CatalogApproveTool, { toolsetId: parse(registryIdSchema, toolsetId, 'toolset id'), name, fingerprint: input.fingerprint, approvedBy: `${principal.tenant}/${principal.subject}` });
+    const name = parseInput(toolMethodSchema, toolMethod, 'tool custom method').slice(0, -':approve'.length);
+    const input = parseInput(approveBodySchema, body ?? {}, 'request body');
+    return this.bus.request(CatalogApproveTool, { toolsetId: parseInput(registryIdSchema, toolsetId, 'toolset id'), name, fingerprint: input.fingerprint, approvedBy: `${principal.tenant}/${principal.subject}` });
   }
 }
 
