@@ -2,7 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import type { CoordinationStore } from '@apphost/coordination';
 import { FAULT_POINTS, FaultPoints, type Logger } from '@apphost/runtime';
 import type { BatchConfig } from './batch/batch.config';
-import { BATCH_CONFIG, BATCH_FAULTS, BATCH_LOGGER } from './batch/batch.tokens';
+import { BATCH_CONFIG, BATCH_LOGGER } from './batch/batch.tokens';
 import { CallPipeline } from './batch/call-pipeline';
 import { CascadeHandlers } from './batch/cascade.handlers';
 import { ToolBatchHandlers } from './batch/tool-batch.handlers';
@@ -14,14 +14,12 @@ import { ConfirmationService } from './confirmation/confirmation.service';
 @Module({})
 export class GovernedOperationsModule {
   static register(config: BatchConfig, logger: Logger, coordination: CoordinationStore): DynamicModule {
-    const faults = new FaultPoints();
     return {
       module: GovernedOperationsModule,
       providers: [
         { provide: BATCH_CONFIG, useValue: config },
         { provide: BATCH_LOGGER, useValue: logger },
-        { provide: BATCH_FAULTS, useValue: faults },
-        { provide: FAULT_POINTS, useValue: faults },
+        { provide: FAULT_POINTS, useValue: new FaultPoints() },
         { provide: ConfirmationPermits, useValue: new ConfirmationPermits(coordination, config.confirmationRetentionMs) },
         CallPipeline,
         ConfirmationGate,

@@ -1,7 +1,6 @@
 export const BATCH_CONFIG = Symbol('BATCH_CONFIG');
 export const BATCH_LOGGER = Symbol('BATCH_LOGGER');
-export const BATCH_FAULTS = Symbol('BATCH_FAULTS');
 export const CONFIRMATION_STORE = Symbol('CONFIRMATION_STORE');
 
-/** Crash points of the batch pipeline (armed only by tests, also reachable as `FAULT_POINTS`). */
+/** Crash points of the batch pipeline (armed only by tests, through `FAULT_POINTS`). */
 export type BatchFaultPoint = 'batch.before-append';

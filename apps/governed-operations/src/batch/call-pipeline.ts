@@ -1,24 +1,30 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import {
+  AppHostError,
+  CatalogClassifyBatch,
   ConnCallTool,
   ConnListTools,
   LifecycleAppendEvents,
+  LifecycleGetSession,
   RegistryGetToolset,
   type BoundToolHandle,
   type EventWidget,
   type LedgerEventInput,
+  type Principal,
   type RequireConfirmation,
+  type ResponseOf,
   type SealedEnvelope,
   type SessionKey,
   type ToolBatchFunctionResponse,
+  type ToolsetSelection,
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { projectForModel, validateToolResult, type ValidToolResult } from '@apphost/policy';
-import type { FaultPoints, Logger } from '@apphost/runtime';
+import { FAULT_POINTS, type FaultPoints, type Logger } from '@apphost/runtime';
 import { describeFailure, driftOf, errorResponse, type PlannedCall } from './batch-plan';
 import type { BatchConfig } from './batch.config';
-import { BATCH_CONFIG, BATCH_FAULTS, BATCH_LOGGER, type BatchFaultPoint } from './batch.tokens';
+import { BATCH_CONFIG, BATCH_LOGGER, type BatchFaultPoint } from './batch.tokens';
 import { SealedWriter } from './sealed.client';
 
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
@@ -75,13 +81,44 @@ export class CallPipeline {
     @Inject(BusClient) private readonly bus: BusClient,
     @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
-    @Inject(BATCH_FAULTS) private readonly faults: FaultPoints<BatchFaultPoint>,
+    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<BatchFaultPoint>,
   ) {
     this.sealed = new SealedWriter(bus, config.storeTimeoutMs);
   }
 
+  /** The session's current incarnation: everything a call does is scoped to it. NOT_FOUND unless the session is ACTIVE. */
+  async activeIncarnation(key: SessionKey): Promise<number> {
+    const view = await this.bus.request(LifecycleGetSession, { session: key });
+    if (view.state !== 'ACTIVE') throw new AppHostError('NOT_FOUND', 'session not found');
+    return view.incarnation;
+  }
+
+  /**
+   * Admission: one catalog-policy classification snapshot of the calls (fresh two-class discovery), each call with
+   * the exact handle it resolved to and its toolset's facts. A call outside the catalog fails the whole admission.
+   */
+  async admit(
+    audience: { principal: Principal; key: SessionKey; incarnation: number },
+    toolsets: ToolsetSelection[] | undefined,
+    calls: readonly PlannedCall[],
+  ): Promise<{ snapshot: ResponseOf<typeof CatalogClassifyBatch>; admitted: AdmittedCall[] }> {
+    const snapshot = await this.bus.request(
+      CatalogClassifyBatch,
+      { principal: audience.principal, session: { key: audience.key, incarnation: audience.incarnation }, ...(toolsets ? { toolsets } : {}), calls: calls.map((c) => ({ callId: c.functionCallId, name: c.tool })) },
+      { timeoutMs: this.config.classifyTimeoutMs },
+    );
+    const byId = new Map(snapshot.calls.map((c) => [c.callId, c]));
+    const entries = calls.map((call) => {
+      const entry = byId.get(call.functionCallId);
+      if (!entry) throw new AppHostError('INTERNAL', `the classification snapshot has no entry for call ${call.functionCallId}`);
+      return { call, handle: entry.handle, uiAssociated: entry.uiAssociated };
+    });
+    const facts = await this.toolsets(entries.map((e) => e.handle.toolsetId));
+    return { snapshot, admitted: entries.map((e) => ({ ...e, toolset: facts.get(e.handle.toolsetId)! })) };
+  }
+
   /** The current binding revision and confirmation policy of each toolset (one registry request per toolset). */
-  async toolsets(toolsetIds: readonly string[]): Promise<Map<string, ToolsetFacts>> {
+  private async toolsets(toolsetIds: readonly string[]): Promise<Map<string, ToolsetFacts>> {
     const out = new Map<string, ToolsetFacts>();
     await Promise.all(
       [...new Set(toolsetIds)].map(async (toolsetId) => {

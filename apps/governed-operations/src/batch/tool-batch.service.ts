@@ -1,10 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { BusClient } from '@apphost/bus';
 import {
-  AppHostError,
-  CatalogClassifyBatch,
-  LifecycleGetSession,
   type GovernedRunToolBatch,
   type LedgerEventInput,
   type ParsedRequestOf,
@@ -15,9 +11,8 @@ import {
 import type { Logger } from '@apphost/runtime';
 import { CONFIRMATION_REQUIRED_MESSAGE, ConfirmationGate, requestConfirmationCall } from '../confirmation/confirmation-gate';
 import { batchEvent, mixedBatchEvent, planCalls } from './batch-plan';
-import type { BatchConfig } from './batch.config';
-import { BATCH_CONFIG, BATCH_LOGGER } from './batch.tokens';
-import { AUTHOR, CallPipeline, failedOutcome, type AdmittedCall, type CallContext, type Outcome } from './call-pipeline';
+import { BATCH_LOGGER } from './batch.tokens';
+import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from './call-pipeline';
 
 type RunRequest = ParsedRequestOf<typeof GovernedRunToolBatch>;
 
@@ -29,33 +24,16 @@ type RunRequest = ParsedRequestOf<typeof GovernedRunToolBatch>;
 @Injectable()
 export class ToolBatchService {
   constructor(
-    @Inject(BusClient) private readonly bus: BusClient,
     @Inject(CallPipeline) private readonly pipeline: CallPipeline,
     @Inject(ConfirmationGate) private readonly confirmations: ConfirmationGate,
-    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
   ) {}
 
   async run(request: RunRequest): Promise<RunToolBatchResponse> {
     const calls = planCalls(request.invocationId, request.calls);
     const key = request.session;
-    const view = await this.bus.request(LifecycleGetSession, { session: key });
-    if (view.state !== 'ACTIVE') throw new AppHostError('NOT_FOUND', 'session not found');
-    const incarnation = view.incarnation;
-
-    const snapshot = await this.bus.request(
-      CatalogClassifyBatch,
-      { principal: request.principal, session: { key, incarnation }, toolsets: request.toolsets, calls: calls.map((c) => ({ callId: c.functionCallId, name: c.tool })) },
-      { timeoutMs: this.config.classifyTimeoutMs },
-    );
-    const byId = new Map(snapshot.calls.map((c) => [c.callId, c]));
-    const entries = calls.map((call) => {
-      const entry = byId.get(call.functionCallId);
-      if (!entry) throw new AppHostError('INTERNAL', `the classification snapshot has no entry for call ${call.functionCallId}`);
-      return { call, handle: entry.handle, uiAssociated: entry.uiAssociated };
-    });
-    const facts = await this.pipeline.toolsets(entries.map((e) => e.handle.toolsetId));
-    const admitted: AdmittedCall[] = entries.map((e) => ({ ...e, toolset: facts.get(e.handle.toolsetId)! }));
+    const incarnation = await this.pipeline.activeIncarnation(key);
+    const { snapshot, admitted } = await this.pipeline.admit({ principal: request.principal, key, incarnation }, request.toolsets, calls);
 
     // Mixed batches are rejected only under a bound profile: profile-less UI calls keep the legacy behaviour.
     if (snapshot.classification === 'mixed' && admitted.some((a) => a.uiAssociated && a.toolset.bindingRevision !== null)) {

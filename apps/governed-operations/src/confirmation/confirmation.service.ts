@@ -1,13 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { BusClient } from '@apphost/bus';
 import { canonicalDigest } from '@apphost/canonical-json';
-import { AppHostError, CatalogClassifyBatch, LifecycleGetSession, type GovernedDecideConfirmation, type ParsedRequestOf, type RunToolBatchResponse } from '@apphost/contracts';
+import { AppHostError, type GovernedDecideConfirmation, type ParsedRequestOf, type RunToolBatchResponse } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
 import { batchEvent, describeFailure, type PlannedCall } from '../batch/batch-plan';
-import type { BatchConfig } from '../batch/batch.config';
-import { BATCH_CONFIG, BATCH_LOGGER } from '../batch/batch.tokens';
-import { AUTHOR, CallPipeline, failedOutcome, type AdmittedCall, type CallContext, type Outcome } from '../batch/call-pipeline';
+import { BATCH_LOGGER } from '../batch/batch.tokens';
+import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../batch/call-pipeline';
 import { declarationDigest } from './confirmation-gate';
 import { ConfirmationPermits, type Permit } from './confirmation-permits';
 
@@ -21,10 +19,8 @@ type DecideRequest = ParsedRequestOf<typeof GovernedDecideConfirmation>;
 @Injectable()
 export class ConfirmationService {
   constructor(
-    @Inject(BusClient) private readonly bus: BusClient,
     @Inject(CallPipeline) private readonly pipeline: CallPipeline,
     @Inject(ConfirmationPermits) private readonly permits: ConfirmationPermits,
-    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
   ) {}
 
@@ -34,9 +30,8 @@ export class ConfirmationService {
     const args = JSON.parse(permit.arguments) as Record<string, unknown>;
     if (canonicalDigest('confirmation-arguments', args) !== permit.argumentsDigest) throw new AppHostError('FAILED_PRECONDITION', 'the confirmation permit failed its integrity check; nothing ran');
 
-    const view = await this.bus.request(LifecycleGetSession, { session: request.session });
     // The permit belongs to one incarnation: a deleted or recreated session never runs it.
-    if (view.state !== 'ACTIVE' || view.incarnation !== permit.incarnation) throw new AppHostError('NOT_FOUND', 'session not found');
+    if ((await this.pipeline.activeIncarnation(request.session)) !== permit.incarnation) throw new AppHostError('NOT_FOUND', 'session not found');
 
     const call: PlannedCall = { index: 0, functionCallId: permit.functionCallId, tool: permit.tool, arguments: args };
     let outcome: Outcome;
@@ -52,29 +47,24 @@ export class ConfirmationService {
 
   /** A fresh classification of the one call; it runs only if what the permit was bound to still holds. */
   private async runApproved(request: DecideRequest, permit: Permit, call: PlannedCall): Promise<Outcome> {
-    let snapshot;
+    let admission;
     try {
-      snapshot = await this.bus.request(
-        CatalogClassifyBatch,
-        { principal: request.principal, session: { key: request.session, incarnation: permit.incarnation }, ...(permit.toolsets ? { toolsets: permit.toolsets } : {}), calls: [{ callId: call.functionCallId, name: call.tool }] },
-        { timeoutMs: this.config.classifyTimeoutMs },
-      );
+      admission = await this.pipeline.admit({ principal: request.principal, key: request.session, incarnation: permit.incarnation }, permit.toolsets ?? undefined, [call]);
     } catch (error) {
       return stale(call, `the tool is no longer available as approved (${describeFailure(error).message})`);
     }
-    const entry = snapshot.calls[0];
-    const facts = (await this.pipeline.toolsets([entry.handle.toolsetId])).get(entry.handle.toolsetId)!;
-    const admitted: AdmittedCall = { call, handle: entry.handle, uiAssociated: entry.uiAssociated, toolset: facts };
+    const { snapshot, admitted: [admitted] } = admission;
+    const { handle, uiAssociated, toolset } = admitted;
     const mismatch =
-      entry.handle.toolsetId !== permit.toolsetId || entry.handle.nativeName !== permit.nativeName
+      handle.toolsetId !== permit.toolsetId || handle.nativeName !== permit.nativeName
         ? 'the name now resolves to another tool or server'
-        : declarationDigest(entry.handle.declaration) !== permit.declarationDigest || entry.uiAssociated !== permit.uiAssociated
+        : declarationDigest(handle.declaration) !== permit.declarationDigest || uiAssociated !== permit.uiAssociated
           ? 'the tool definition changed since it was approved'
-          : facts.bindingRevision !== permit.bindingRevision
+          : toolset.bindingRevision !== permit.bindingRevision
             ? 'the toolset binding changed since it was approved'
             : null;
     if (mismatch) return stale(call, mismatch);
-    const listing = (await this.pipeline.relist([entry.handle])).get(entry.handle.execution.generationId);
+    const listing = (await this.pipeline.relist([handle])).get(handle.execution.generationId);
     const ctx: CallContext = { key: request.session, incarnation: permit.incarnation, invocationId: permit.invocationId, operationId: randomUUID(), snapshotId: snapshot.snapshotId };
     return this.pipeline.execute(admitted, listing, ctx);
   }
