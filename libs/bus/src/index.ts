@@ -10,3 +10,6 @@ export * from './lib/transports/nats.transport';
 export * from './lib/transports/in-process.transport';
 export * from './lib/nest/bus-handler.decorator';
 export * from './lib/nest/bus.module';
+export * from './lib/request-context';
+export * from './lib/tracing';
+export * from './lib/transports/subject-namespace';

@@ -2,31 +2,33 @@ import { randomUUID } from 'node:crypto';
 import { AppHostError, instanceSubject, type BusContract, type RequestOf, type ResponseOf } from '@apphost/contracts';
 import { decodeJson, encodeJson, replySchema } from './codec';
 import { HEADER_CORRELATION_ID, HEADER_DEADLINE } from './headers';
+import { RequestContexts } from './request-context';
+import { endSpan, formatTraceparent, HEADER_TRACEPARENT, startSpan } from './tracing';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
 import { NO_BUS_METRICS, type BusMetrics } from './metrics';
 import { TransportError, type BusTransport } from './transports/transport';
-import type { HandlerContext } from './handler-context';
-
 
 export interface BusClientOptions {
   transport: BusTransport;
   defaultTimeoutMs: number;
   maxPayloadBytes?: number;
   metrics?: BusMetrics;
+  /** The service that sends (span attribution; several services share a process in the all-in-one plane). */
+  service?: string;
 }
 
 export interface BusRequestOptions {
-  /** Overrides the default timeout; never longer than the remaining parent deadline. */
+  /** Overrides the default timeout; never longer than the current request's remaining deadline. */
   timeoutMs?: number;
   /** Route to one process: `apphost.<service>.<segment>.<instanceId>.<operation>.v<N>`. */
   instance?: { id: string; segment?: string };
-  /** The handler context of the request being served: its correlation id and deadline carry over. */
-  parent?: Pick<HandlerContext, 'correlationId' | 'deadline'>;
+  /** Only where no request is being served (a background job, a test): otherwise the current one's id is used. */
   correlationId?: string;
 }
 
 /**
- * The typed request side of the bus. Every request has a timeout; failures are always an `AppHostError`:
+ * The typed request side of the bus. The request being served (`RequestContexts`) carries over by itself: its
+ * correlation id, its deadline (which bounds every timeout) and its span. Every request has a timeout; failures are always an `AppHostError`:
  * UNAVAILABLE (no responder, not executed), OUTCOME_UNKNOWN (timed out, may have run), PAYLOAD_TOO_LARGE
  * (nothing published), DEADLINE_EXCEEDED (parent deadline already passed, nothing published), or the
  * handler's own error envelope unchanged.
@@ -59,31 +61,41 @@ export class BusClient {
 
   /** Sends any payload to a subject and returns the reply data; used by `request` and by transport tests. */
   async send(subject: string, payload: unknown, opts: BusRequestOptions = {}): Promise<unknown> {
-    const timeoutMs = this.effectiveTimeout(opts);
-    const correlationId = opts.correlationId ?? opts.parent?.correlationId ?? randomUUID();
+    const current = RequestContexts.current();
+    const timeoutMs = this.effectiveTimeout(opts, current?.deadline);
+    const correlationId = opts.correlationId ?? current?.correlationId ?? randomUUID();
     const bytes = encodePayload(payload);
     if (bytes.byteLength > this.maxPayloadBytes) {
       throw new AppHostError('PAYLOAD_TOO_LARGE', `request of ${bytes.byteLength} bytes exceeds the bus limit of ${this.maxPayloadBytes}`, {
         details: { bytes: bytes.byteLength, limit: this.maxPayloadBytes },
       });
     }
-    const headers = { [HEADER_CORRELATION_ID]: correlationId, [HEADER_DEADLINE]: String(Date.now() + timeoutMs) };
-    let replyBytes: Uint8Array;
+    const span = startSpan({ name: `bus ${subject}`, kind: 'client', service: this.options.service, parent: current?.span, attributes: { 'messaging.destination.name': subject } });
+    const headers: Record<string, string> = { [HEADER_CORRELATION_ID]: correlationId, [HEADER_DEADLINE]: String(Date.now() + timeoutMs) };
+    const traceparent = formatTraceparent(span);
+    if (traceparent) headers[HEADER_TRACEPARENT] = traceparent;
     try {
-      replyBytes = await this.options.transport.request(subject, bytes, { timeoutMs, headers });
+      let replyBytes: Uint8Array;
+      try {
+        replyBytes = await this.options.transport.request(subject, bytes, { timeoutMs, headers });
+      } catch (error) {
+        throw transportFailure(error, subject, timeoutMs, correlationId);
+      }
+      const data = unwrapReply(replyBytes, subject);
+      endSpan(span, 'OK');
+      return data;
     } catch (error) {
-      throw transportFailure(error, subject, timeoutMs, correlationId);
+      endSpan(span, error instanceof AppHostError ? error.code : 'INTERNAL');
+      throw error;
     }
-    return unwrapReply(replyBytes, subject);
   }
 
-  private effectiveTimeout(opts: BusRequestOptions): number {
+  private effectiveTimeout(opts: BusRequestOptions, deadline: number | undefined): number {
     const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
     if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new AppHostError('INVALID_ARGUMENT', 'timeoutMs must be a positive number');
-    const deadline = opts.parent?.deadline;
     if (deadline === undefined) return timeoutMs;
     const remaining = deadline - Date.now();
-    if (remaining <= 0) throw new AppHostError('DEADLINE_EXCEEDED', 'the parent deadline has passed; request not sent');
+    if (remaining <= 0) throw new AppHostError('DEADLINE_EXCEEDED', 'the deadline of the request being served has passed; request not sent');
     return Math.min(timeoutMs, remaining);
   }
 }

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { AppHostError, instanceSubject, invalidArgument, type BusContract, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
-import { decodeJson, encodeJson, errorReply, okReply } from './codec';
+import { decodeJson, encodeJson, errorReply, okReply, type Reply } from './codec';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
 import type { HandlerContext } from './handler-context';
 import { HEADER_CORRELATION_ID, HEADER_DEADLINE, isValidCorrelationId } from './headers';
 import { NO_BUS_METRICS, type BusMetrics } from './metrics';
+import { RequestContexts } from './request-context';
+import { endSpan, HEADER_TRACEPARENT, parseTraceparent, startSpan } from './tracing';
 import type { BusTransport, IncomingMessage, TransportSubscription } from './transports/transport';
 
 export type BusHandlerFn<C extends BusContract> = (request: ParsedRequestOf<C>, context: HandlerContext) => Promise<ResponseOf<C>> | ResponseOf<C>;
@@ -12,6 +14,8 @@ export type BusHandlerFn<C extends BusContract> = (request: ParsedRequestOf<C>, 
 export interface BusLogger {
   error(obj: object, msg: string): void;
   warn(obj: object, msg: string): void;
+  /** One line per handled request (subject, outcome, duration), tagged with its correlation id by the logger. */
+  debug?(obj: object, msg: string): void;
 }
 
 export interface HandlerRouting {
@@ -112,12 +116,28 @@ export class BusServer {
     return work;
   }
 
-  private async handle(reg: Registration, msg: IncomingMessage): Promise<Uint8Array> {
-    const started = performance.now();
+  private handle(reg: Registration, msg: IncomingMessage): Promise<Uint8Array> {
     const context = contextOf(msg);
-    const envelope = await this.execute(reg, msg, context);
-    const code = envelope.ok ? 'OK' : envelope.error.code;
-    this.metrics.observeHandled(reg.contract.subject, code, (performance.now() - started) / 1000);
+    const span = startSpan({
+      name: `bus handle ${reg.subject}`,
+      kind: 'server',
+      service: this.options.queueGroup,
+      parent: parseTraceparent(msg.headers[HEADER_TRACEPARENT]),
+      attributes: { 'messaging.destination.name': reg.subject },
+    });
+    return RequestContexts.run({ correlationId: context.correlationId, deadline: context.deadline, span }, async () => {
+      const started = performance.now();
+      const envelope = await this.execute(reg, msg, context);
+      const code = envelope.ok ? 'OK' : envelope.error.code;
+      const seconds = (performance.now() - started) / 1000;
+      this.metrics.observeHandled(reg.contract.subject, code, seconds);
+      this.options.logger.debug?.({ subject: reg.subject, outcome: code, ms: Math.round(seconds * 1000) }, 'bus request handled');
+      endSpan(span, code);
+      return this.encodeReply(reg, envelope, context);
+    });
+  }
+
+  private encodeReply(reg: Registration, envelope: Reply, context: HandlerContext): Uint8Array {
     const bytes = encodeJson(envelope);
     if (bytes.byteLength <= this.maxPayloadBytes) return bytes;
     this.options.logger.warn({ subject: reg.subject, correlationId: context.correlationId, bytes: bytes.byteLength }, 'reply exceeds the bus payload limit');

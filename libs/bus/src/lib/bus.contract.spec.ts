@@ -1,7 +1,9 @@
+import { trace } from '@opentelemetry/api';
 import { AppHostError } from '@apphost/contracts';
 import { BusClient } from './bus-client';
 import { BusConfigurationError, BusServer } from './bus-server';
 import type { HandlerContext } from './handler-context';
+import { RequestContexts } from './request-context';
 import type { BusTransport } from './transports/transport';
 import { echoContract, inProcessFixture, natsFixture, silentLogger, sleep, type TransportFixture } from '../test/transports';
 
@@ -193,12 +195,39 @@ describe.each<[string, () => TransportFixture]>([
     expect(seen?.deadline).toBeLessThanOrEqual(Date.now() + 1500);
   });
 
-  it('inherits the parent deadline and refuses to send once it has passed', async () => {
+  it('inherits the deadline of the request being served and refuses to send once it has passed', async () => {
     await serve((req) => ({ text: req.text }));
     const { bus, transport } = await client();
-    const parent = { correlationId: 'p-1', deadline: Date.now() - 1 };
-    await expectBusError(bus.request(contract, { text: 'x' }, { parent }), 'DEADLINE_EXCEEDED');
+    const served = { correlationId: 'p-1', deadline: Date.now() - 1 };
+    await expectBusError(RequestContexts.run(served, () => bus.request(contract, { text: 'x' })), 'DEADLINE_EXCEEDED');
     expect(transport.published).toBe(0);
+  });
+
+  it('carries correlation id, deadline and trace of a served request into its nested requests, with no handler code', async () => {
+    const inner = echoContract();
+    let nested: { handler: HandlerContext; current: ReturnType<typeof RequestContexts.current> } | undefined;
+    const { bus } = await client();
+    const server = new BusServer({ transport: await fixture.open('nested'), instanceId: 'nested', queueGroup: 'nested-q', logger: silentLogger });
+    server.register(inner, (req, handler) => {
+      nested = { handler, current: RequestContexts.current() };
+      return { text: req.text };
+    });
+    server.start();
+    servers.push(server);
+    let outerSpan: ReturnType<typeof RequestContexts.current> | undefined;
+    await serve(async (req) => {
+      outerSpan = RequestContexts.current();
+      return bus.request(inner, { text: req.text });
+    });
+    const traceId = '0af7651916cd43dd8448eb211c80319c';
+    const edgeSpan = trace.wrapSpanContext({ traceId, spanId: 'b7ad6b7169203331', traceFlags: 1 });
+    const deadline = Date.now() + 3000;
+    await RequestContexts.run({ correlationId: 'edge-7', deadline, span: edgeSpan }, () => bus.send(contract.subject, { text: 'hi' }, {}));
+    expect(nested?.handler.correlationId).toBe('edge-7');
+    expect(nested?.handler.deadline).toBeLessThanOrEqual(deadline);
+    expect(nested?.current?.correlationId).toBe('edge-7');
+    expect(outerSpan?.span?.spanContext().traceId).toBe(traceId);
+    expect(nested?.current?.span?.spanContext().traceId).toBe(traceId);
   });
 
   it('routes per-instance subjects to exactly that process', async () => {

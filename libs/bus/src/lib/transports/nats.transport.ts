@@ -1,4 +1,5 @@
 import { connect, ErrorCode, headers as natsHeaders, type NatsConnection, type NatsError, type MsgHdrs } from 'nats';
+import { SubjectNamespace } from './subject-namespace';
 import { TransportError, type BusTransport, type TransportHandler, type TransportRequestOptions, type TransportSubscription } from './transport';
 
 export interface NatsTransportOptions {
@@ -6,6 +7,8 @@ export interface NatsTransportOptions {
   name: string;
   /** Optional cap below the server's `max_payload`. */
   maxPayloadBytes?: number;
+  /** Namespace of every subject and queue group (`BUS_SUBJECT_PREFIX`); empty in production. */
+  subjectPrefix?: string;
 }
 
 /**
@@ -20,12 +23,14 @@ export class NatsTransport implements BusTransport {
   private constructor(
     private readonly nc: NatsConnection,
     cap: number | undefined,
+    private readonly namespace: SubjectNamespace,
   ) {
     const serverMax = nc.info?.max_payload ?? 1024 * 1024;
     this.maxPayloadBytes = Math.min(serverMax, cap ?? serverMax);
   }
 
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
+    const namespace = new SubjectNamespace(options.subjectPrefix);
     const nc = await connect({
       servers: options.servers,
       name: options.name,
@@ -35,13 +40,13 @@ export class NatsTransport implements BusTransport {
       // typed AppHostError (without a stack) anyway. Measured: about 0.67x -> 0.9x of raw throughput at 64 in flight.
       noAsyncTraces: true,
     });
-    return new NatsTransport(nc, options.maxPayloadBytes);
+    return new NatsTransport(nc, options.maxPayloadBytes, namespace);
   }
 
   async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array> {
     if (this.nc.isClosed()) throw new TransportError('closed', 'NATS connection is closed');
     try {
-      const reply = await this.nc.request(subject, data, { timeout: options.timeoutMs, headers: toNatsHeaders(options.headers) });
+      const reply = await this.nc.request(this.namespace.wire(subject), data, { timeout: options.timeoutMs, headers: toNatsHeaders(options.headers) });
       return reply.data;
     } catch (error) {
       throw mapNatsError(error as NatsError);
@@ -49,12 +54,12 @@ export class NatsTransport implements BusTransport {
   }
 
   subscribe(subject: string, queue: string, handler: TransportHandler): TransportSubscription {
-    const sub = this.nc.subscribe(subject, {
-      queue,
+    const sub = this.nc.subscribe(this.namespace.wire(subject), {
+      queue: this.namespace.wire(queue),
       callback: (err, msg) => {
         if (err || !msg.reply) return;
         const headers = fromNatsHeaders(msg.headers);
-        void handler({ subject: msg.subject, data: msg.data, headers }).then((bytes) => {
+        void handler({ subject: this.namespace.logical(msg.subject), data: msg.data, headers }).then((bytes) => {
           if (!this.nc.isClosed()) msg.respond(bytes);
         });
       },
