@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseConfig } from '@apphost/runtime';
+import { jsonVariable, parseConfig } from '@apphost/runtime';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
@@ -17,7 +17,9 @@ export const registryConfigSchema = z.object({
   REGISTRY_CONNECT_TIMEOUT_MS: int(100, 600_000).default(20_000),
   REGISTRY_PROVIDER_TIMEOUT_MS: int(50, 60_000).default(1500),
   /** JSON object name → value: the secrets header references of HTTP toolsets resolve against. */
-  REGISTRY_SECRETS: z.string().optional(),
+  REGISTRY_SECRETS: jsonVariable(z.record(z.string(), z.string()), 'must be a JSON object of strings')
+    .transform((record): ReadonlyMap<string, string> => new Map(Object.entries(record)))
+    .optional(),
 });
 
 export interface RegistryConfig {
@@ -30,17 +32,10 @@ export interface RegistryConfig {
   secrets: ReadonlyMap<string, string>;
 }
 
-export function parseRegistryConfig(env: Record<string, string | undefined>): RegistryConfig {
-  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const c = parseConfig('binding-registry', registryConfigSchema, clean);
+/** The schema a service definition parses: the variables above, checked and shaped into `RegistryConfig`. */
+export const registryConfig = registryConfigSchema.transform((c, ctx): RegistryConfig => {
   const hostKey = c.REGISTRY_HOST_KEY === undefined ? undefined : Buffer.from(c.REGISTRY_HOST_KEY, 'base64');
-  if (hostKey && hostKey.length < 32) throw new Error('binding-registry: REGISTRY_HOST_KEY must decode to at least 32 bytes');
-  let secrets = new Map<string, string>();
-  if (c.REGISTRY_SECRETS) {
-    const parsed = z.record(z.string(), z.string()).safeParse(safeJson(c.REGISTRY_SECRETS));
-    if (!parsed.success) throw new Error('binding-registry: REGISTRY_SECRETS must be a JSON object of strings');
-    secrets = new Map(Object.entries(parsed.data));
-  }
+  if (hostKey && hostKey.length < 32) ctx.addIssue({ code: 'custom', path: ['REGISTRY_HOST_KEY'], message: 'must decode to at least 32 bytes' });
   return {
     allowStdio: c.REGISTRY_ALLOW_STDIO,
     hostKey,
@@ -48,14 +43,11 @@ export function parseRegistryConfig(env: Record<string, string | undefined>): Re
     instanceLeaseMs: c.REGISTRY_INSTANCE_LEASE_MS,
     connectTimeoutMs: c.REGISTRY_CONNECT_TIMEOUT_MS,
     providerTimeoutMs: c.REGISTRY_PROVIDER_TIMEOUT_MS,
-    secrets,
+    secrets: c.REGISTRY_SECRETS ?? new Map(),
   };
-}
+});
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+/** Parses the registry's settings alone (tests); a service gets them in `context.config`. */
+export function parseRegistryConfig(env: Record<string, string | undefined>): RegistryConfig {
+  return parseConfig('binding-registry', registryConfig, env);
 }

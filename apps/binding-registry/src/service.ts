@@ -1,5 +1,5 @@
-import { storeOf, type ServiceDefinition } from '@apphost/runtime';
-import { parseRegistryConfig } from './registry.config';
+import { defineService, storeOf } from '@apphost/runtime';
+import { registryConfig } from './registry.config';
 import { RegistryModule } from './registry.module';
 import { RegistryStore } from './store/registry-store';
 
@@ -8,15 +8,10 @@ import { RegistryStore } from './store/registry-store';
  * connection-generation directory in its own PostgreSQL schema `binding_registry`; the live MCP connections in
  * this process (see README.md).
  */
-export const bindingRegistryService: ServiceDefinition = {
+export const bindingRegistryService = defineService({
   name: 'binding-registry',
   requires: ['postgres'],
-  openStores: async (context) => {
-    parseRegistryConfig(context.env); // bad settings stop startup before the store opens
-    return [await RegistryStore.open(context)];
-  },
-  imports: (context, stores) => {
-    const store = storeOf(stores, RegistryStore, context.service);
-    return [RegistryModule.register(store, parseRegistryConfig(context.env), context.config.INSTANCE_ID)];
-  },
-};
+  config: registryConfig,
+  openStores: async (context) => [await RegistryStore.open(context)],
+  imports: (context, stores) => [RegistryModule.register(storeOf(stores, RegistryStore, context.service), context.config, context.config.INSTANCE_ID)],
+});

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { toolsetSelectionSchema, type ToolsetSelection } from '@apphost/contracts';
-import { parseConfig } from '@apphost/runtime';
+import { jsonVariable, parseConfig } from '@apphost/runtime';
 
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 
@@ -14,7 +14,10 @@ export const catalogConfigSchema = z.object({
   CATALOG_MODEL_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   CATALOG_MODEL_CACHE_MAX_ENTRIES: int(1, 100_000).default(1000),
   /** JSON `{ appName: ToolsetSelection[] }`: the developer selection of each agent app. */
-  CATALOG_APP_TOOLSETS: z.string().optional(),
+  CATALOG_APP_TOOLSETS: jsonVariable(
+    z.record(z.string(), z.array(toolsetSelectionSchema).max(32)),
+    'must be a JSON object { appName: [{ toolsetId, toolFilter?, namePrefix?, cacheTtlMs? }] }',
+  ).optional(),
   /** Timeout of registry requests (acquire, list); above the profile's discovery `maxTimeMs`. */
   CATALOG_REGISTRY_TIMEOUT_MS: int(100, 600_000).default(30_000),
   /** Hard cap on tools accepted from one listing (the registry enforces the profile's bounds first). */
@@ -34,31 +37,23 @@ export interface CatalogConfig {
   readMaxTotalBytes: number;
 }
 
-export function parseCatalogConfig(env: Record<string, string | undefined>): CatalogConfig {
-  const c = parseConfig('catalog-policy', catalogConfigSchema, env);
-  const reserved = c.CATALOG_RESERVED_NAMES === undefined ? [...DEFAULT_RESERVED_NAMES] : c.CATALOG_RESERVED_NAMES.split(',').map((s) => s.trim()).filter(Boolean);
-  let appToolsets = new Map<string, ToolsetSelection[]>();
-  if (c.CATALOG_APP_TOOLSETS) {
-    const parsed = z.record(z.string(), z.array(toolsetSelectionSchema).max(32)).safeParse(safeJson(c.CATALOG_APP_TOOLSETS));
-    if (!parsed.success) throw new Error('catalog-policy: CATALOG_APP_TOOLSETS must be a JSON object { appName: [{ toolsetId, toolFilter?, namePrefix?, cacheTtlMs? }] }');
-    appToolsets = new Map(Object.entries(parsed.data));
-  }
-  return {
-    reservedNames: reserved.map((n) => n.toLowerCase()),
+/** The schema a service definition parses: the variables above, shaped into `CatalogConfig`. */
+export const catalogConfig = catalogConfigSchema.transform(
+  (c): CatalogConfig => ({
+    reservedNames: (c.CATALOG_RESERVED_NAMES === undefined ? [...DEFAULT_RESERVED_NAMES] : c.CATALOG_RESERVED_NAMES.split(',').map((s) => s.trim()).filter(Boolean)).map((n) =>
+      n.toLowerCase(),
+    ),
     modelCacheTtlMs: c.CATALOG_MODEL_CACHE_TTL_MS,
     modelCacheMaxEntries: c.CATALOG_MODEL_CACHE_MAX_ENTRIES,
-    appToolsets,
+    appToolsets: new Map(Object.entries(c.CATALOG_APP_TOOLSETS ?? {})),
     registryTimeoutMs: c.CATALOG_REGISTRY_TIMEOUT_MS,
     maxTools: c.CATALOG_MAX_TOOLS,
     readMaxItemBytes: c.CATALOG_READ_MAX_ITEM_BYTES,
     readMaxTotalBytes: c.CATALOG_READ_MAX_TOTAL_BYTES,
-  };
-}
+  }),
+);
 
-function safeJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
+/** Parses catalog-policy's settings alone (tests); a service gets them in `context.config`. */
+export function parseCatalogConfig(env: Record<string, string | undefined>): CatalogConfig {
+  return parseConfig('catalog-policy', catalogConfig, env);
 }

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { cascadeParticipantNameSchema } from '@apphost/contracts';
-import { parseConfig } from '@apphost/runtime';
 
 const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
@@ -24,6 +23,3 @@ export const lifecycleConfigSchema = z.object({
 });
 export type LifecycleConfig = z.infer<typeof lifecycleConfigSchema>;
 
-export function parseLifecycleConfig(env: Record<string, string | undefined>): LifecycleConfig {
-  return parseConfig('lifecycle-store', lifecycleConfigSchema, env);
-}

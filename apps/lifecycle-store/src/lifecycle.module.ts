@@ -2,7 +2,7 @@ import { Inject, Injectable, Module, type BeforeApplicationShutdown, type Dynami
 import { BusClient } from '@apphost/bus';
 import type { ServiceDatabase } from '@apphost/persistence';
 import type { ServiceContext } from '@apphost/runtime';
-import { parseLifecycleConfig } from './config';
+import type { LifecycleConfig } from './config';
 import { EventLedgerRepository } from './events/event-ledger.repository';
 import { LifecycleFaults } from './faults';
 import { LifecycleHandlers } from './lifecycle.handlers';
@@ -50,8 +50,8 @@ export class LifecycleRecovery implements OnApplicationBootstrap, BeforeApplicat
 /** The lifecycle-store's domain: repositories over the service's own schema, the service, its bus handlers, recovery. */
 @Module({})
 export class LifecycleModule {
-  static register(context: ServiceContext, database: ServiceDatabase): DynamicModule {
-    const config = parseLifecycleConfig(context.env);
+  static register(context: ServiceContext<LifecycleConfig>, database: ServiceDatabase): DynamicModule {
+    const config = context.config;
     const sql = new Sql(database.dataSource);
     return {
       module: LifecycleModule,

@@ -1,6 +1,6 @@
 import type { ServiceDatabase } from '@apphost/persistence';
-import { openPostgresStore, type ServiceDefinition, type StoreHandle } from '@apphost/runtime';
-import { parseLifecycleConfig } from './config';
+import { defineService, openPostgresStore, type StoreHandle } from '@apphost/runtime';
+import { lifecycleConfigSchema } from './config';
 import { LifecycleModule } from './lifecycle.module';
 import { LIFECYCLE_MIGRATIONS } from './migrations/1761000000001-lifecycle-schema';
 
@@ -10,16 +10,14 @@ const isServiceDatabase = (store: StoreHandle): store is ServiceDatabase & Store
  * lifecycle-store as a deployable unit: sessions, incarnations, the fenced create, cascade delete and the event
  * ledger, in its own PostgreSQL schema `lifecycle_store`.
  */
-export const lifecycleStoreService: ServiceDefinition = {
+export const lifecycleStoreService = defineService({
   name: 'lifecycle-store',
   requires: ['postgres'],
-  openStores: async (context) => {
-    parseLifecycleConfig(context.env); // bad settings stop startup before any store opens
-    return [await openPostgresStore(context, { schema: 'lifecycle_store', migrations: LIFECYCLE_MIGRATIONS })];
-  },
+  config: lifecycleConfigSchema,
+  openStores: async (context) => [await openPostgresStore(context, { schema: 'lifecycle_store', migrations: LIFECYCLE_MIGRATIONS })],
   imports: (context, stores) => {
     const database = stores.find(isServiceDatabase);
     if (!database) throw new Error('lifecycle-store: its PostgreSQL store is not open');
     return [LifecycleModule.register(context, database)];
   },
-};
+});

@@ -1,5 +1,5 @@
-import { storeOf, type ServiceDefinition } from '@apphost/runtime';
-import { parseSealedConfig } from './sealed/sealed.config';
+import { defineService, storeOf } from '@apphost/runtime';
+import { sealedConfig } from './sealed/sealed.config';
 import { SealedModule } from './sealed/sealed.module';
 import { SealedStore } from './sealed/sealed-store';
 
@@ -7,15 +7,10 @@ import { SealedStore } from './sealed/sealed-store';
  * sealed-result-store as a deployable unit: confidential sealed envelopes in its own PostgreSQL schema
  * `sealed_result_store` (see README.md for the state machine, recovery and limits).
  */
-export const sealedResultStoreService: ServiceDefinition = {
+export const sealedResultStoreService = defineService({
   name: 'sealed-result-store',
   requires: ['postgres'],
-  openStores: async (context) => {
-    parseSealedConfig(context.env); // bad settings stop startup before the store opens
-    return [await SealedStore.open(context)];
-  },
-  imports: (context, stores) => {
-    const store = storeOf(stores, SealedStore, context.service);
-    return [SealedModule.register(store, parseSealedConfig(context.env))];
-  },
-};
+  config: sealedConfig,
+  openStores: async (context) => [await SealedStore.open(context)],
+  imports: (context, stores) => [SealedModule.register(storeOf(stores, SealedStore, context.service), context.config)],
+});

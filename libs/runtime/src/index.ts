@@ -11,3 +11,5 @@ export * from './lib/version';
 export * from './lib/stores';
 export * from './lib/fault-points';
 export * from './lib/correlation';
+export * from './lib/tracing';
+export * from './lib/request-context.interceptor';

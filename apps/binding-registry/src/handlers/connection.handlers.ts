@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BusHandler } from '@apphost/bus';
+import { BusHandler, RequestContexts } from '@apphost/bus';
 import { ConnCallTool, ConnCancelCall, ConnCloseBinding, ConnListTools, ConnPing, ConnReadResource, ConnRelease, ConnRetain, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
 import { AppHostError } from '@apphost/contracts';
 import { OwnedGenerations } from '../generations/owned-generations';
@@ -42,7 +42,7 @@ export class ConnectionHandlers {
       try {
         const outcome = await connection.callTool(
           { name: r.name, arguments: r.arguments, continuation: r.continuation },
-          { timeoutMs: Math.min(r.timeoutMs ?? local.policy.callTimeoutMs, local.policy.callTimeoutMs), signal: controller.signal, onProgress: (p) => progress.length < 256 && progress.push(p) },
+          { timeoutMs: RequestContexts.bound(Math.min(r.timeoutMs ?? local.policy.callTimeoutMs, local.policy.callTimeoutMs)), signal: controller.signal, onProgress: (p) => progress.length < 256 && progress.push(p) },
         );
         return outcome.kind === 'complete' ? { ...outcome, progress } : outcome;
       } finally {

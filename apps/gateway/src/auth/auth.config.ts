@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseConfig } from '@apphost/runtime';
 import { normalizeOrigin } from './origin';
 
 /** Algorithms a configured verifier may accept; `none` is absent by construction. */
@@ -102,13 +103,31 @@ function splitList(raw: string): string[] {
   return raw.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
-function fail(error: z.ZodError): never {
-  const lines = error.issues.map((i) => `  - ${i.path.length ? i.path.join('.') : '(env)'}: ${i.message}`);
-  throw new Error(`invalid auth configuration:\n${lines.join('\n')}`);
+class AuthConfigProblems extends Error {
+  constructor(readonly issues: z.core.$ZodIssue[]) {
+    super('invalid auth configuration');
+  }
 }
 
-/** Parses the gateway's auth settings from the environment; throws one Error naming every bad variable. */
-export function parseAuthConfig(env: NodeJS.ProcessEnv): AuthConfig {
+function fail(error: z.ZodError): never {
+  throw new AuthConfigProblems(error.issues);
+}
+
+/**
+ * The gateway's settings as a service config schema: `{ auth }`, every bad variable one listed problem naming it
+ * (the mode decides which variables apply, so the variant is chosen before its schema runs).
+ */
+export const authConfig = z.looseObject({}).transform((env, ctx): { auth: AuthConfig } => {
+  try {
+    return { auth: readAuthConfig(env as Record<string, string | undefined>) };
+  } catch (error) {
+    if (!(error instanceof AuthConfigProblems)) throw error;
+    for (const issue of error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    return z.NEVER;
+  }
+});
+
+function readAuthConfig(env: Record<string, string | undefined>): AuthConfig {
   const mode = modeSchema.safeParse({ AUTH_MODE: env['AUTH_MODE'] });
   if (!mode.success) fail(mode.error);
 
@@ -139,4 +158,9 @@ export function parseAuthConfig(env: NodeJS.ProcessEnv): AuthConfig {
     tenantClaim: e.AUTH_TENANT_CLAIM ?? 'tenant',
     originAllowlist: e.AUTH_ORIGIN_ALLOWLIST,
   };
+}
+
+/** Parses the auth settings alone (tests); the gateway gets them in `context.config.auth`. */
+export function parseAuthConfig(env: Record<string, string | undefined>): AuthConfig {
+  return parseConfig('gateway', authConfig, env).auth;
 }

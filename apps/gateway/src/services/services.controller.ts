@@ -1,7 +1,6 @@
 import { Controller, Get } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import { AppHostError, describeContract, SERVICE_NAMES, type DescribeResponse, type ErrorEnvelope, type ServiceName } from '@apphost/contracts';
-import { CorrelationId } from '@apphost/runtime';
 import { RequireScopes } from '../auth';
 
 export type ServiceStatus = { service: ServiceName; status: 'ok'; describe: DescribeResponse } | { service: ServiceName; status: 'error'; error: ErrorEnvelope };
@@ -13,14 +12,14 @@ export class ServicesController {
 
   @Get()
   @RequireScopes('admin')
-  async list(@CorrelationId() correlationId: string): Promise<{ services: ServiceStatus[] }> {
-    const services = await Promise.all(SERVICE_NAMES.map((service) => this.describe(service, correlationId)));
+  async list(): Promise<{ services: ServiceStatus[] }> {
+    const services = await Promise.all(SERVICE_NAMES.map((service) => this.describe(service)));
     return { services };
   }
 
-  private async describe(service: ServiceName, correlationId: string): Promise<ServiceStatus> {
+  private async describe(service: ServiceName): Promise<ServiceStatus> {
     try {
-      return { service, status: 'ok', describe: await this.bus.request(describeContract(service), {}, { timeoutMs: 2000, correlationId }) };
+      return { service, status: 'ok', describe: await this.bus.request(describeContract(service), {}, { timeoutMs: 2000 }) };
     } catch (error) {
       const envelope = error instanceof AppHostError ? error.toEnvelope() : new AppHostError('INTERNAL', 'internal error').toEnvelope();
       return { service, status: 'error', error: envelope };

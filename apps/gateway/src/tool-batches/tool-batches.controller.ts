@@ -5,8 +5,8 @@ import { CurrentPrincipal, RequireScopes } from '../auth';
 import { ownSessionKey, parseInput } from '../http/request-input';
 import { confirmationDecisionBodySchema, toolBatchBodySchema } from './tool-batches.schemas';
 
-/** Upper bound of one batch through the bus: classification, every call (run concurrently), sealing and the append. */
-const BATCH_TIMEOUT_MS = 180_000;
+/** A batch may take as long as the HTTP request's deadline allows (HTTP_REQUEST_TIMEOUT_MS, or the caller's shorter one). */
+const BATCH_TIMEOUT = { timeoutMs: 'until-deadline' } as const;
 
 /**
  * `POST /v1/sessions/{id}/tool-batches` (runtime scope): a model turn's tool calls, run by governed-operations;
@@ -22,7 +22,7 @@ export class ToolBatchesController {
   run(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<RunToolBatchResponse> {
     const input = parseInput(toolBatchBodySchema, body ?? {}, 'request body');
     const session = ownSessionKey(principal, input.appName, parseInput(sessionIdSchema, sessionId, 'session id'), input.userId);
-    return this.bus.request(GovernedRunToolBatch, { principal, session, invocationId: input.invocationId, calls: input.calls }, { timeoutMs: BATCH_TIMEOUT_MS });
+    return this.bus.request(GovernedRunToolBatch, { principal, session, invocationId: input.invocationId, calls: input.calls }, BATCH_TIMEOUT);
   }
 
   @Post(':sessionId/confirmations/:confirmationId')
@@ -33,7 +33,7 @@ export class ToolBatchesController {
     return this.bus.request(
       GovernedDecideConfirmation,
       { principal, session, confirmationId: parseInput(confirmationIdSchema, confirmationId, 'confirmation id'), confirmed: input.confirmed },
-      { timeoutMs: BATCH_TIMEOUT_MS },
+      BATCH_TIMEOUT,
     );
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseConfig } from '@apphost/runtime';
 
 const ms = (fallback: number) => z.coerce.number().int().min(1).max(600_000).default(fallback);
 
@@ -22,18 +23,19 @@ export interface BatchConfig {
   confirmationRetentionMs: number;
 }
 
-/** The batch pipeline's settings (see README.md); bad values stop startup. */
-export function parseBatchConfig(env: Record<string, string | undefined>): BatchConfig {
-  const clean = Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('GOVERNED_') && v !== undefined && v !== ''));
-  const parsed = schema.safeParse(clean);
-  if (!parsed.success) throw new Error(`governed-operations: invalid configuration: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
-  const c = parsed.data;
-  return {
+/** The service's settings (see README.md), shaped into `BatchConfig`; bad values stop startup, naming the variable. */
+export const batchConfig = schema.transform(
+  (c): BatchConfig => ({
     classifyTimeoutMs: c.GOVERNED_CLASSIFY_TIMEOUT_MS,
     callTimeoutMs: c.GOVERNED_CALL_TIMEOUT_MS,
     storeTimeoutMs: c.GOVERNED_STORE_TIMEOUT_MS,
     pendingTtlMs: c.GOVERNED_SEAL_PENDING_TTL_MS,
     confirmationTtlMs: c.GOVERNED_CONFIRMATION_TTL_MS,
     confirmationRetentionMs: c.GOVERNED_CONFIRMATION_RETENTION_MS,
-  };
+  }),
+);
+
+/** Parses the service's settings alone (tests); a service gets them in `context.config`. */
+export function parseBatchConfig(env: Record<string, string | undefined>): BatchConfig {
+  return parseConfig('governed-operations', batchConfig, env);
 }

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BusClient } from '@apphost/bus';
+import { BusClient, RequestContexts } from '@apphost/bus';
 import {
   AppHostError,
   CatalogClassifyBatch,
@@ -201,7 +201,7 @@ export class CallPipeline {
         this.bus,
         ConnCallTool,
         handle.execution,
-        { callId: `${ctx.operationId}.${call.index}`, name: handle.nativeName, arguments: call.arguments, timeoutMs: this.config.callTimeoutMs },
+        { callId: `${ctx.operationId}.${call.index}`, name: handle.nativeName, arguments: call.arguments, timeoutMs: RequestContexts.bound(this.config.callTimeoutMs) },
         { timeoutMs: this.config.callTimeoutMs + 5_000 },
       );
       if (reply.kind !== 'complete') return { failure: { code: 'INPUT_REQUIRED_UNSUPPORTED', message: 'the tool asked for input, which model tool batches do not support yet' } };

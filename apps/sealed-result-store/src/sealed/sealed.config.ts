@@ -30,10 +30,9 @@ export interface SealedConfig {
   inlineMaxBytes: number;
 }
 
-export function parseSealedConfig(env: Record<string, string | undefined>): SealedConfig {
-  const clean = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
-  const c = parseConfig('sealed-result-store', sealedConfigSchema, clean);
-  return {
+/** The schema a service definition parses: the variables above, shaped into `SealedConfig`. */
+export const sealedConfig = sealedConfigSchema.transform(
+  (c): SealedConfig => ({
     maxBytes: c.SEALED_MAX_BYTES,
     maxDepth: c.SEALED_MAX_DEPTH,
     pendingTtlMs: c.SEALED_PENDING_TTL_MS,
@@ -42,5 +41,10 @@ export function parseSealedConfig(env: Record<string, string | undefined>): Seal
     gcBatch: c.SEALED_GC_BATCH,
     chunkBytes: SEALED_CHUNK_BYTES,
     inlineMaxBytes: SEALED_INLINE_MAX_BYTES,
-  };
+  }),
+);
+
+/** Parses the store's settings alone (tests); a service gets them in `context.config`. */
+export function parseSealedConfig(env: Record<string, string | undefined>): SealedConfig {
+  return parseConfig('sealed-result-store', sealedConfig, env);
 }

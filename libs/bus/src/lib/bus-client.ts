@@ -18,8 +18,11 @@ export interface BusClientOptions {
 }
 
 export interface BusRequestOptions {
-  /** Overrides the default timeout; never longer than the current request's remaining deadline. */
-  timeoutMs?: number;
+  /**
+   * Overrides the default timeout; never longer than the current request's remaining deadline. `until-deadline`:
+   * as long as that deadline allows (the HTTP edge forwarding a long operation); the default where there is none.
+   */
+  timeoutMs?: number | 'until-deadline';
   /** Route to one process: `apphost.<service>.<segment>.<instanceId>.<operation>.v<N>`. */
   instance?: { id: string; segment?: string };
   /** Only where no request is being served (a background job, a test): otherwise the current one's id is used. */
@@ -91,9 +94,12 @@ export class BusClient {
   }
 
   private effectiveTimeout(opts: BusRequestOptions, deadline: number | undefined): number {
-    const timeoutMs = opts.timeoutMs ?? this.options.defaultTimeoutMs;
-    if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) throw new AppHostError('INVALID_ARGUMENT', 'timeoutMs must be a positive number');
-    if (deadline === undefined) return timeoutMs;
+    const timeoutMs = opts.timeoutMs === 'until-deadline' ? (deadline === undefined ? this.options.defaultTimeoutMs : Infinity) : (opts.timeoutMs ?? this.options.defaultTimeoutMs);
+    if (!(timeoutMs > 0)) throw new AppHostError('INVALID_ARGUMENT', 'timeoutMs must be a positive number');
+    if (deadline === undefined) {
+      if (!Number.isFinite(timeoutMs)) throw new AppHostError('INVALID_ARGUMENT', 'timeoutMs must be a finite number');
+      return timeoutMs;
+    }
     const remaining = deadline - Date.now();
     if (remaining <= 0) throw new AppHostError('DEADLINE_EXCEEDED', 'the deadline of the request being served has passed; request not sent');
     return Math.min(timeoutMs, remaining);

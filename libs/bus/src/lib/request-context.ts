@@ -27,4 +27,9 @@ export const RequestContexts = {
     const deadline = storage.getStore()?.deadline;
     return deadline === undefined ? undefined : deadline - Date.now();
   },
+  /** `ms`, shortened to what the current request has left (at least 1): for timeouts that travel in payloads. */
+  bound(ms: number): number {
+    const remaining = RequestContexts.remainingMs();
+    return remaining === undefined ? ms : Math.max(1, Math.min(ms, remaining));
+  },
 };

@@ -47,8 +47,8 @@ export function startSpan(start: SpanStart): Span {
 }
 
 /** Ends a span with the outcome code the bus or the HTTP edge reports. */
-export function endSpan(span: Span, outcome: ErrorCode | 'OK'): void {
+export function endSpan(span: Span, outcome: ErrorCode | 'OK' | `HTTP ${number}`): void {
   span.setAttribute('apphost.outcome', outcome);
-  if (outcome !== 'OK') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
+  if (outcome !== 'OK' && !/^HTTP [1234]/.test(outcome)) span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
   span.end();
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { isValidCorrelationId } from '@apphost/bus';
 
@@ -24,8 +23,3 @@ export function correlationMiddleware() {
   };
 }
 
-/** The request's correlation id (set by `correlationMiddleware`). */
-export const CorrelationId = createParamDecorator((_data: unknown, ctx: ExecutionContext): string => {
-  const req = ctx.switchToHttp().getRequest<Request>();
-  return resolveCorrelationId(req.headers);
-});

@@ -14,7 +14,6 @@ function contextWith(transport: InProcessTransport): ServiceContext {
   return {
     service: 'sealed-result-store',
     config: parseCommonConfig('sealed-result-store', {}),
-    env: {},
     transport,
     logger: pino({ level: 'silent' }),
     metrics: new ServiceMetrics('sealed-result-store', { processMetrics: false }),

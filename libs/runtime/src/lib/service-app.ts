@@ -1,8 +1,8 @@
 import { Module, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
+import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { BusModule, type BusTransport } from '@apphost/bus';
 import type { ServiceName } from '@apphost/contracts';
-import { ConfigError, parseCommonConfig, withoutEmpty } from './config';
+import { ConfigError, parseServiceConfig, withoutEmpty, type CommonConfig } from './config';
 import { correlationMiddleware } from './correlation';
 import { DescribeRegistrar } from './describe.registrar';
 import { httpMetricsMiddleware } from './http-metrics.middleware';
@@ -10,6 +10,7 @@ import { createLogger, PinoNestLogger, type Logger } from './logger';
 import { ServiceMetrics } from './metrics';
 import { OpsController } from './ops.controller';
 import { ReadinessService } from './readiness';
+import { RequestContextInterceptor } from './request-context.interceptor';
 import { SERVICE_CONTEXT, SERVICE_STORES } from './runtime.tokens';
 import type { ServiceContext, ServiceDefinition, StoreHandle } from './service-definition';
 
@@ -32,14 +33,22 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
+/**
+ * The service's whole configuration from one environment (its port default applied): every problem in one
+ * ConfigError. `standalone` adds what a pod must have (NATS and the stores it requires).
+ */
+export function loadServiceConfig<C extends object>(definition: ServiceDefinition<C>, env: Record<string, string | undefined>, standalone = false): CommonConfig & C {
+  const withDefaults = { HTTP_PORT: definition.defaultHttpPort?.toString(), ...withoutEmpty(env) };
+  return parseServiceConfig(definition.name, definition.config, withDefaults, (common) => (standalone ? standaloneProblems(definition, common) : []));
+}
+
 /** Builds, wires and starts one service on a given transport. Stores open first, so a bad store fails startup. */
-export async function startService(definition: ServiceDefinition, options: HostOptions): Promise<RunningService> {
-  const config = parseCommonConfig(definition.name, { HTTP_PORT: definition.defaultHttpPort?.toString(), ...withoutEmpty(options.env) });
+export async function startService<C extends object>(definition: ServiceDefinition<C>, options: HostOptions): Promise<RunningService> {
+  const config = loadServiceConfig(definition, options.env);
   const logger = options.logger?.child({ service: definition.name }) ?? createLogger(definition.name, config.INSTANCE_ID, config.LOG_LEVEL);
-  const context: ServiceContext = {
+  const context: ServiceContext<C> = {
     service: definition.name,
     config,
-    env: options.env,
     transport: options.transport,
     logger,
     metrics: new ServiceMetrics(definition.name, { processMetrics: options.processMetrics }),
@@ -79,7 +88,7 @@ export async function startService(definition: ServiceDefinition, options: HostO
   }
 }
 
-function rootModule(definition: ServiceDefinition, context: ServiceContext, stores: StoreHandle[], imports: Array<Type | DynamicModule>): DynamicModule {
+function rootModule<C extends object>(definition: ServiceDefinition<C>, context: ServiceContext<C>, stores: StoreHandle[], imports: Array<Type | DynamicModule>): DynamicModule {
   @Module({})
   class ServiceRootModule {}
   return {
@@ -89,6 +98,7 @@ function rootModule(definition: ServiceDefinition, context: ServiceContext, stor
         transport: context.transport,
         instanceId: context.config.INSTANCE_ID,
         queueGroup: definition.name,
+        service: definition.name,
         defaultTimeoutMs: context.config.BUS_TIMEOUT_MS,
         shutdownGraceMs: context.config.SHUTDOWN_GRACE_MS,
         maxPayloadBytes: context.config.BUS_MAX_PAYLOAD_BYTES,
@@ -103,6 +113,7 @@ function rootModule(definition: ServiceDefinition, context: ServiceContext, stor
       { provide: SERVICE_STORES, useValue: stores },
       ReadinessService,
       DescribeRegistrar,
+      { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },
     ],
     exports: [SERVICE_CONTEXT, SERVICE_STORES, ReadinessService],
     global: true,
@@ -116,9 +127,16 @@ async function closeStores(stores: StoreHandle[], logger: Logger): Promise<void>
 }
 
 
-export function requireStores(definition: ServiceDefinition, config: { DATABASE_URL?: string; REDIS_URL?: string }): void {
+function standaloneProblems(definition: Pick<ServiceDefinition, 'requires'>, config: CommonConfig): string[] {
   const problems: string[] = [];
+  if (!config.NATS_URL) problems.push('NATS_URL: required when a service runs on its own');
   if (definition.requires.includes('postgres') && !config.DATABASE_URL) problems.push('DATABASE_URL: required by this service');
   if (definition.requires.includes('redis') && !config.REDIS_URL) problems.push('REDIS_URL: required by this service');
+  return problems;
+}
+
+/** The stores a standalone deployment must configure for this service (the manifests are checked against it). */
+export function requireStores(definition: Pick<ServiceDefinition, 'name' | 'requires'>, config: CommonConfig): void {
+  const problems = standaloneProblems(definition, config).filter((p) => !p.startsWith('NATS_URL'));
   if (problems.length) throw new ConfigError(definition.name, problems);
 }

@@ -1,4 +1,5 @@
 import type { DynamicModule, INestApplication, Type } from '@nestjs/common';
+import type { z } from 'zod';
 import type { BusTransport } from '@apphost/bus';
 import type { ServiceName, StoreReport } from '@apphost/contracts';
 import type { CommonConfig } from './config';
@@ -12,29 +13,38 @@ export interface StoreHandle {
 }
 
 /** Everything a service gets from the process that hosts it (its own pod, or the all-in-one plane). */
-export interface ServiceContext {
+export interface ServiceContext<C extends object = object> {
   service: ServiceName;
-  config: CommonConfig;
-  /** The raw environment, for service-specific settings parsed once in `configure`. */
-  env: Record<string, string | undefined>;
+  /** The common settings and the service's own, parsed once at startup (`ServiceDefinition.config`). */
+  config: CommonConfig & C;
   transport: BusTransport;
   logger: Logger;
   metrics: ServiceMetrics;
 }
 
 /** How the all-in-one plane and a standalone pod host the same service. */
-export interface ServiceDefinition {
+export interface ServiceDefinition<C extends object = object> {
   name: ServiceName;
   /** Stores that must be configured in a standalone deployment. */
   requires: ('postgres' | 'redis')[];
   /** Default port of the HTTP listener (ops endpoints; the gateway's API). */
   defaultHttpPort?: number;
+  /**
+   * The service's own settings, read from the environment by their variable names; parsed with the common ones
+   * into `context.config` before anything opens. A bad value stops startup (exit 2), naming the variable.
+   */
+  config?: z.ZodType<C>;
   /** Opens the service's stores; called once at startup, before the Nest application is built. */
-  openStores?(context: ServiceContext): Promise<StoreHandle[]>;
+  openStores?(context: ServiceContext<C>): Promise<StoreHandle[]>;
   /** Domain modules of the service; may do async setup that must finish before the service serves. */
-  imports?(context: ServiceContext, stores: StoreHandle[]): Array<Type | DynamicModule> | Promise<Array<Type | DynamicModule>>;
+  imports?(context: ServiceContext<C>, stores: StoreHandle[]): Array<Type | DynamicModule> | Promise<Array<Type | DynamicModule>>;
   /** HTTP-level setup, for services with their own routes (the gateway). */
-  configureHttp?(app: INestApplication, context: ServiceContext): void;
+  configureHttp?(app: INestApplication, context: ServiceContext<C>): void;
+}
+
+/** Declares a service; the config schema's output types its `context.config`. */
+export function defineService<C extends object>(definition: ServiceDefinition<C>): ServiceDefinition<C> {
+  return definition;
 }
 
 /** The store of the given class among those `openStores` returned: a wiring mistake stops startup, naming the service. */

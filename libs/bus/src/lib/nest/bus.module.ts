@@ -16,6 +16,8 @@ export interface BusModuleOptions {
   logger: BusLogger;
   maxPayloadBytes?: number;
   metrics?: BusMetrics;
+  /** The service this module serves (span attribution). */
+  service?: string;
 }
 
 /**
