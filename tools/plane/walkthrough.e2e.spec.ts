@@ -49,10 +49,11 @@ async function freePort(): Promise<number> {
 
 /** Ends the `npm start` process group the way Ctrl-C does (SIGINT to the group), SIGKILL after the grace period. */
 async function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
+  const group = child.pid;
+  if (group === undefined || child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  process.kill(-child.pid!, 'SIGINT');
-  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), graceMs);
+  process.kill(-group, 'SIGINT');
+  const timer = setTimeout(() => process.kill(-group, 'SIGKILL'), graceMs);
   await exited;
   clearTimeout(timer);
 }
