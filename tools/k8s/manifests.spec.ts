@@ -31,7 +31,7 @@ const DEV_DIR = path.join(REPO_ROOT, 'k8s', 'overlays', 'dev');
 const DOCKERFILE = path.join(REPO_ROOT, 'deploy', 'Dockerfile');
 const DOCKERIGNORE = path.join(REPO_ROOT, 'deploy', 'Dockerfile.dockerignore');
 
-/** Services that scale horizontally on load (DESIGN.md: stateless or shared-state replicas). */
+/** Services that scale horizontally on load (docs/architecture.md: stateless or shared-state replicas). */
 const AUTOSCALED = ['gateway', 'catalog-policy', 'governed-operations'];
 /** Each binding-registry instance owns its MCP connections; an autoscaler scaling it in would cut them. */
 const NOT_AUTOSCALED = ['binding-registry'];

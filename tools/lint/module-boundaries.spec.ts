@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
-/** The layering in DESIGN.md is enforced by lint, not by convention: these imports must be refused. */
+/** The layering in docs/architecture.md is enforced by lint, not by convention: these imports must be refused. */
 const root = path.resolve(__dirname, '..', '..');
 const run = promisify(execFile);
 

@@ -7,7 +7,7 @@ import { fakeProviders, fixtureSpec, profile, token } from './catalog-harness';
 import { bootBatchPlane } from './tool-batches-harness';
 
 /**
- * The model-batch benchmark (issue 7; meant as `npm run bench:model-batch`): a one-call UI batch
+ * The model-batch benchmark (`npm run bench:model-batch`): a one-call UI batch
  * (`start-session` of the stateful-nonce fixture) through the gateway — admission, re-list, call, seal, append,
  * commit — against a direct v2 SDK `callTool` on another process of the same stdio server, in the same run, at 1
  * and 16 in flight. JSON lines on stdout (p50/p99, added latency, throughput ratio); progress on stderr.

@@ -6,7 +6,7 @@ import { fakeProviders, fixtureSpec, profile, publishedSpec, token } from './cat
 import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
 /**
- * Model-originated UI tool calls end to end (issue 7): the real gateway, lifecycle-store, sealed-result-store,
+ * Model-originated UI tool calls end to end: the real gateway, lifecycle-store, sealed-result-store,
  * binding-registry, catalog-policy and governed-operations (booted by path) on a private NATS, real PostgreSQL and
  * Redis, and real stdio MCP servers.
  */

@@ -1,78 +1,156 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { RunToolBatchResponse } from '@apphost/contracts';
-import { descriptors, PUBLISHED_SERVERS, REPO_ROOT, waitForExit } from '@apphost/testing';
-import { startPlane } from './plane-process';
+import { descriptors, eventually, PUBLISHED_SERVERS, REPO_ROOT } from '@apphost/testing';
 
 /**
- * The README walkthrough, step by step, against the plane as `npm start` runs it (embedded NATS, PostgreSQL and
- * coordination; no external services) with the example files in `examples/` and the published
- * `@modelcontextprotocol/server-basic-vanillajs` over stdio.
+ * The README walkthrough exactly as written: its first shell block (`npm start` with the walkthrough's settings) and
+ * its second (the curl commands) run with bash from the repository root, against a plane on a free port
+ * (APPHOST_PORT) with its data in a temporary APPHOST_HOME. Each command of the second block is run in order in one
+ * shell; a marker printed after each one splits the output, so every step's reply is checked on its own.
  */
 const VANILLA = PUBLISHED_SERVERS.basicVanillaJs;
-const example = (name: string) => JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', name), 'utf8')) as unknown;
+
+/** The `sh` blocks of the README's walkthrough section, in order. */
+function walkthroughBlocks(): string[] {
+  const readme = fs.readFileSync(path.join(REPO_ROOT, 'README.md'), 'utf8');
+  const section = readme.split(/^## /m).find((s) => s.startsWith('Walkthrough'));
+  if (!section) throw new Error('README.md has no "Walkthrough" section');
+  return [...section.matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
+}
+
+/** A block's commands: comment and blank lines dropped, backslash continuations joined, as bash reads them. */
+function commandsOf(block: string): string[] {
+  const commands: string[] = [];
+  let pending = '';
+  for (const line of block.split('\n')) {
+    if (!pending && (line.trim() === '' || line.trimStart().startsWith('#'))) continue;
+    if (line.endsWith('\\')) {
+      pending += `${line}\n`;
+      continue;
+    }
+    commands.push(pending + line);
+    pending = '';
+  }
+  if (pending) throw new Error(`a README command ends in a continuation: ${pending}`);
+  return commands;
+}
+
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** Ends the `npm start` process group the way Ctrl-C does (SIGINT to the group), SIGKILL after the grace period. */
+async function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
+  const group = child.pid;
+  if (group === undefined || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  process.kill(-group, 'SIGINT');
+  const timer = setTimeout(() => process.kill(-group, 'SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
 
 describe('README walkthrough on the all-in-one plane', () => {
+  const [serverBlock, commandsBlock] = walkthroughBlocks();
   let home: string;
-  let plane: Awaited<ReturnType<typeof startPlane>>;
-  let call: (method: string, url: string, body?: unknown) => Promise<{ status: number; text: string; body: Record<string, unknown> }>;
+  let env: Record<string, string>;
+  let base: string;
+  let server: ChildProcess;
+  let serverOutput = '';
 
   beforeAll(async () => {
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'apphost-walkthrough-'));
     fs.chmodSync(home, 0o755);
-    plane = await startPlane({
-      APPHOST_HOME: home,
-      NATS_URL: '',
-      DATABASE_URL: '',
-      REDIS_URL: '',
-      REGISTRY_ALLOW_STDIO: 'true',
-      CATALOG_APP_TOOLSETS: JSON.stringify({ demo: [{ toolsetId: 'vanilla' }, { toolsetId: 'careful' }] }),
-    });
-    const token = fs.readFileSync(path.join(home, 'dev-token'), 'utf8').trim();
-    call = async (method, url, body) => {
-      const res = await fetch(`${plane.base}${url}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-      const text = await res.text();
-      return { status: res.status, text, body: JSON.parse(text) as Record<string, unknown> };
-    };
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    // Nothing of the test environment leaks in (NATS_URL, DATABASE_URL, …): the plane runs on its embedded defaults.
+    env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? home, APPHOST_PORT: String(port), APPHOST_HOME: home, LOG_LEVEL: 'warn' };
+    server = spawn('bash', ['-c', serverBlock], { cwd: REPO_ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    server.stdout?.on('data', (d: Buffer) => (serverOutput += d.toString()));
+    server.stderr?.on('data', (d: Buffer) => (serverOutput += d.toString()));
+    await eventually(async () => ((await fetch(`${base}/healthz`)).ok && fs.existsSync(path.join(home, 'dev-token')) ? true : undefined), 90_000, 200).catch(
+      async (error: Error) => {
+        await stopGroup(server, 5_000);
+        throw new Error(`${error.message}\n${serverOutput}`);
+      },
+    );
   }, 120_000);
 
   afterAll(async () => {
-    if (plane) {
-      plane.child.kill('SIGTERM');
-      await waitForExit(plane.child, 30_000);
-    }
+    if (server) await stopGroup(server, 30_000);
     fs.rmSync(home, { recursive: true, force: true });
+  }, 40_000);
+
+  it('has the two shell blocks: the server and the commands', () => {
+    expect(serverBlock).toMatch(/^npm start$/m);
+    expect(commandsOf(commandsBlock).length).toBeGreaterThanOrEqual(10);
   });
 
-  it('profile, toolsets, session, catalog, a UI tool batch, the events, and a confirmed call', async () => {
-    expect((await call('PUT', '/v1/profiles/demo', example('demo-profile.json'))).status).toBe(200);
-    for (const [id, file] of [['vanilla', 'vanilla-toolset.json'], ['careful', 'careful-toolset.json']]) {
-      const put = await call('PUT', `/v1/toolsets/${id}`, example(file));
-      expect(put.status).toBe(200);
-      expect(put.body).toMatchObject({ status: { state: 'PROFILE_BOUND' } });
-    }
-    expect((await call('POST', '/v1/sessions', { appName: 'demo', sessionId: 's1' })).status).toBe(201);
-    const catalog = await call('GET', '/v1/sessions/s1/catalog?appName=demo');
-    expect((catalog.body.tools as { name: string; resourceUri: string }[]).map((t) => [t.name, t.resourceUri])).toEqual([
+  it('profile, toolsets, session, catalog, a UI tool batch, the events, and a confirmed call', () => {
+    const commands = commandsOf(commandsBlock);
+    const marker = (i: number) => `@@walkthrough-step-${i}@@`;
+    const script = ['set -euo pipefail', ...commands.flatMap((command, i) => [command, `printf '\\n%s\\n' '${marker(i)}'`])].join('\n');
+    const run = spawnSync('bash', ['-c', script], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 90_000 });
+    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+
+    // The output of each command, by the command's position.
+    const outputs: string[] = [];
+    let rest = run.stdout;
+    commands.forEach((_, i) => {
+      const at = rest.indexOf(`\n${marker(i)}\n`);
+      expect(at).toBeGreaterThanOrEqual(0);
+      outputs.push(rest.slice(0, at).trim());
+      rest = rest.slice(at + marker(i).length + 2);
+    });
+    /** The JSON reply of the one command containing every fragment. */
+    const reply = (...fragments: string[]): Record<string, unknown> => {
+      const hits = commands.flatMap((c, i) => (fragments.every((f) => c.includes(f)) ? [i] : []));
+      expect(hits).toHaveLength(1);
+      return JSON.parse(outputs[hits[0]]) as Record<string, unknown>;
+    };
+
+    // 1. Profile and toolsets.
+    expect(reply('PUT', '/v1/profiles/demo')).toMatchObject({ profileId: 'demo', created: true });
+    expect(reply('PUT', '/v1/toolsets/vanilla')).toMatchObject({ status: { state: 'PROFILE_BOUND' } });
+    expect(reply('PUT', '/v1/toolsets/careful')).toMatchObject({ status: { state: 'PROFILE_BOUND' } });
+
+    // 2. Session and model catalog.
+    expect(reply('POST', '$B/v1/sessions -d')).toMatchObject({ sessionId: 's1', appName: 'demo', state: 'ACTIVE' });
+    const catalog = reply('/catalog?appName=demo');
+    expect((catalog.tools as { name: string; resourceUri: string }[]).map((t) => [t.name, t.resourceUri])).toEqual([
       [VANILLA.uiTool, VANILLA.resourceUri],
       [`careful_${VANILLA.uiTool}`, VANILLA.resourceUri],
     ]);
 
-    const batch = await call('POST', '/v1/sessions/s1/tool-batches', { appName: 'demo', invocationId: 'inv-1', calls: [{ functionCallId: 'call-1', tool: VANILLA.uiTool, arguments: {} }] });
-    expect(batch.status).toBe(200);
-    const ev = batch.body as unknown as RunToolBatchResponse;
+    // 3. The UI tool batch: projection for the model, a descriptor locating the sealed result.
+    const batchCommand = commands.findIndex((c) => c.includes('"invocationId":"inv-1"'));
+    const ev = JSON.parse(outputs[batchCommand]) as RunToolBatchResponse;
     expect(ev.functionResponses[0]).toMatchObject({ functionCallId: 'call-1', name: VANILLA.uiTool, response: { content: [{ type: 'text' }] } });
     expect(ev.functionResponses[0].response).not.toHaveProperty('structuredContent');
     expect(descriptors(ev)).toEqual([expect.objectContaining({ resourceUri: VANILLA.resourceUri, correlation: { invocationId: 'inv-1', functionCallId: 'call-1' }, sealedResultRef: expect.any(Object) })]);
-    const events = await call('GET', '/v1/sessions/s1/events?appName=demo');
-    expect(events.body.events).toEqual([expect.objectContaining({ id: ev.eventId, widgets: ev.widgets })]);
-    expect(events.text).not.toContain('structuredContent');
 
-    const held = (await call('POST', '/v1/sessions/s1/tool-batches', { appName: 'demo', invocationId: 'inv-2', calls: [{ functionCallId: 'call-2', tool: `careful_${VANILLA.uiTool}`, arguments: {} }] })).body as unknown as RunToolBatchResponse;
+    // 4. The events: descriptors, never sealed bytes.
+    const eventsCommand = commands.findIndex((c) => c.includes('/events?appName=demo'));
+    expect((JSON.parse(outputs[eventsCommand]) as { events: unknown[] }).events).toEqual([expect.objectContaining({ id: ev.eventId, widgets: ev.widgets })]);
+    expect(outputs[eventsCommand]).not.toContain('structuredContent');
+
+    // 5. The held call, printed; its confirmation id captured by the README's own command.
+    const held = reply('"invocationId":"inv-2"') as unknown as RunToolBatchResponse;
     expect(held.functionResponses[0].response).toMatchObject({ error: { code: 'CONFIRMATION_REQUIRED' } });
-    const decided = await call('POST', `/v1/sessions/s1/confirmations/${held.confirmations[0].confirmationId}`, { appName: 'demo', confirmed: true });
-    expect(decided.status).toBe(200);
-    expect(decided.body).toMatchObject({ functionResponses: [{ functionCallId: 'call-2', response: { content: [{ type: 'text' }] } }], widgets: [expect.objectContaining({ resourceUri: VANILLA.resourceUri })] });
+    expect(held.confirmations).toEqual([expect.objectContaining({ confirmationId: expect.stringMatching(/^cf-[0-9a-f]{32}$/) })]);
+
+    // 6. The decision runs the sealed call once; the new event answers call-2.
+    expect(reply('/confirmations/$CID')).toMatchObject({
+      functionResponses: [{ functionCallId: 'call-2', response: { content: [{ type: 'text' }] } }],
+      widgets: [expect.objectContaining({ resourceUri: VANILLA.resourceUri })],
+    });
   }, 120_000);
 });

@@ -1,6 +1,6 @@
 import { openPostgresStore, type ServiceDefinition } from '@apphost/runtime';
 
-/** export-audit as a deployable unit: its own PostgreSQL schema `export_audit`; domain operations arrive in their own issues. */
+/** export-audit as a deployable unit: for now only `describe` and its own PostgreSQL schema `export_audit` (no export operations yet). */
 export const exportAuditService: ServiceDefinition = {
   name: 'export-audit',
   requires: ['postgres'],

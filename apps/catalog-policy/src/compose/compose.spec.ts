@@ -12,7 +12,7 @@ const reserved = [...DEFAULT_RESERVED_NAMES];
 const none = () => false;
 const names = (c: { tools: { exposedName: string }[] }) => c.tools.map((t) => t.exposedName);
 
-/** The visibility table of the issue: each case in both catalogs. [model catalog, app catalog, exclusion reason when hidden]. */
+/** The visibility table: each case in both catalogs. [model catalog, app catalog, exclusion reason when hidden]. */
 const VISIBILITY: [string, unknown, boolean, boolean, string][] = [
   ['absent', undefined, true, true, ''],
   ['["model"]', ['model'], true, false, 'NOT_VISIBLE'],

@@ -11,7 +11,7 @@ const errorResponse = (description: string) => ({ description, content: { 'appli
 
 /**
  * The gateway's HTTP API as OpenAPI 3.1, generated from the same zod schemas the services validate with.
- * Each issue that adds a route adds it here; the spec test checks every served route is documented.
+ * A route the gateway serves is added here with it; the spec test checks every served route is documented.
  */
 export function buildOpenApiDocument(): Record<string, unknown> {
   return {

@@ -17,7 +17,7 @@ import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } f
 type RunRequest = ParsedRequestOf<typeof GovernedRunToolBatch>;
 
 /**
- * Model-originated tool batches (issue 7): admission against one classification snapshot, the mixed-batch
+ * Model-originated tool batches: admission against one classification snapshot, the mixed-batch
  * rejection, the confirmation policy (evaluated once per call, here), then every other call through the call
  * pipeline and ONE appended event.
  */

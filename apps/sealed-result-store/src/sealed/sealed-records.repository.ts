@@ -4,7 +4,7 @@ import type { Pool } from 'pg';
 /**
  * Every SQL statement of the store. Each mutating statement is guarded in its own WHERE clause (never a read
  * followed by a blind write), and the immutable create reads back a conflicting row in a second statement (a
- * read-back inside the inserting statement cannot see a concurrently committed row: reference §2, probe 1a).
+ * read-back inside the inserting statement cannot see a concurrently committed row: it reads the statement's snapshot).
  */
 
 export interface NewRecord {

@@ -24,7 +24,7 @@ import { bootSealed, type SealedUnderTest } from '../test/sealed-harness';
 import { SEALED_NOT_FOUND_MESSAGE } from './sealed-result.service';
 
 /**
- * The RFC's sealed-store conformance list (issue #4), each case its own test, through the real bus (NATS) against
+ * The sealed-store conformance list (the service's README), each case its own test, through the real bus (NATS) against
  * the real PostgreSQL and the embedded one. Crashes are modelled with fault points, not sleeps.
  */
 describeOnPostgres('sealed-result-store', (target) => {
