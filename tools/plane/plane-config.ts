@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { parseConfig } from '@apphost/runtime';
+import { commonConfigSchema, parseConfig } from '@apphost/runtime';
 
 /** The all-in-one plane's own settings; each service still parses its own config from the same environment. */
 const planeConfigSchema = z.object({
@@ -10,6 +10,7 @@ const planeConfigSchema = z.object({
   NATS_URL: z.string().min(1).optional(),
   DATABASE_URL: z.string().min(1).optional(),
   REDIS_URL: z.string().min(1).optional(),
+  BUS_SUBJECT_PREFIX: commonConfigSchema.shape.BUS_SUBJECT_PREFIX,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -32,8 +32,8 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
 
   try {
     const transport: BusTransport = config.NATS_URL
-      ? await NatsTransport.connect({ servers: config.NATS_URL.split(','), name: `apphost-plane/${instanceId}` })
-      : new InProcessTransport();
+      ? await NatsTransport.connect({ servers: config.NATS_URL.split(','), name: `apphost-plane/${instanceId}`, subjectPrefix: config.BUS_SUBJECT_PREFIX })
+      : new InProcessTransport(undefined, config.BUS_SUBJECT_PREFIX);
     cleanups.push(() => transport.close());
 
     let databaseUrl = config.DATABASE_URL;

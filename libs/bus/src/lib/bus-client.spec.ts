@@ -9,6 +9,7 @@ function replyingWith(value: unknown): BusTransport {
   return {
     kind: 'in-process',
     maxPayloadBytes: 1024 * 1024,
+    subjectPrefix: '',
     request: async () => (typeof value === 'string' ? new TextEncoder().encode(value) : encodeJson(value)),
     subscribe: () => ({ drain: async () => undefined }),
     isConnected: () => true,

@@ -45,6 +45,9 @@ export function loadServiceConfig<C extends object>(definition: ServiceDefinitio
 /** Builds, wires and starts one service on a given transport. Stores open first, so a bad store fails startup. */
 export async function startService<C extends object>(definition: ServiceDefinition<C>, options: HostOptions): Promise<RunningService> {
   const config = loadServiceConfig(definition, options.env);
+  if (options.transport.subjectPrefix !== config.BUS_SUBJECT_PREFIX) {
+    throw new ConfigError(definition.name, [`BUS_SUBJECT_PREFIX: ${JSON.stringify(config.BUS_SUBJECT_PREFIX)} but the transport serves ${JSON.stringify(options.transport.subjectPrefix)}`]);
+  }
   const logger = options.logger?.child({ service: definition.name }) ?? createLogger(definition.name, config.INSTANCE_ID, config.LOG_LEVEL);
   const context: ServiceContext<C> = {
     service: definition.name,

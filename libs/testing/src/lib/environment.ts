@@ -12,3 +12,9 @@ export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..', '..');
 export function uniquePrefix(): string {
   return `t_${randomBytes(5).toString('hex')}_`;
 }
+
+/**
+ * This test file's bus namespace: Jest loads modules once per test file, so every file gets its own, and no
+ * other suite on the shared NATS can answer its requests. Spawned planes and services get it as BUS_SUBJECT_PREFIX.
+ */
+export const TEST_BUS_PREFIX = `t${randomBytes(5).toString('hex')}`;

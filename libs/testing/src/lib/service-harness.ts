@@ -1,7 +1,17 @@
 import { BusClient, NatsTransport, type BusTransport } from '@apphost/bus';
 import { startService, type RunningService, type ServiceDefinition } from '@apphost/runtime';
-import pino from 'pino';
-import { TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL } from './environment';
+import { createLogger } from '@apphost/runtime';
+import { TEST_BUS_PREFIX, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL } from './environment';
+
+/** The one way a test connects to NATS: inside its own bus namespace (this file's, unless told otherwise). */
+export function connectTestTransport(name: string, options: { natsUrl?: string; subjectPrefix?: string } = {}): Promise<NatsTransport> {
+  return NatsTransport.connect({ servers: options.natsUrl ?? TEST_NATS_URL, name, subjectPrefix: options.subjectPrefix ?? TEST_BUS_PREFIX });
+}
+
+/** Test logs: silent unless TEST_LOG_LEVEL asks, tagged like a service's (correlation and trace ids included). */
+export function testLogger(name = 'test') {
+  return createLogger(name, 'test', process.env.TEST_LOG_LEVEL ?? 'silent');
+}
 
 export interface ServiceUnderTest {
   running: RunningService;
@@ -11,12 +21,14 @@ export interface ServiceUnderTest {
 }
 
 /**
- * Boots one service on the real NATS, PostgreSQL and Redis, isolated by `prefix`, with HTTP on a free port.
- * `env.NATS_URL` points it at another NATS server (for example a private one, see `startPrivateNats`).
+ * Boots one service on the real NATS, PostgreSQL and Redis, isolated by `prefix` (schemas, keys) and by the test
+ * file's bus namespace (`env.BUS_SUBJECT_PREFIX` overrides it), with HTTP on a free port. `env.NATS_URL` points it
+ * at another NATS server (for example a private one, see `startPrivateNats`).
  */
-export async function bootService(definition: ServiceDefinition, prefix: string, env: Record<string, string> = {}): Promise<ServiceUnderTest> {
-  const transport = await NatsTransport.connect({ servers: env.NATS_URL ?? TEST_NATS_URL, name: `test-${definition.name}` });
-  const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' });
+export async function bootService<C extends object>(definition: ServiceDefinition<C>, prefix: string, env: Record<string, string> = {}): Promise<ServiceUnderTest> {
+  const subjectPrefix = env.BUS_SUBJECT_PREFIX ?? TEST_BUS_PREFIX;
+  const transport = await connectTestTransport(`test-${definition.name}`, { natsUrl: env.NATS_URL, subjectPrefix });
+  const logger = testLogger(definition.name);
   try {
     const running = await startService(definition, {
       env: {
@@ -27,6 +39,7 @@ export async function bootService(definition: ServiceDefinition, prefix: string,
         HTTP_PORT: '0',
         SHUTDOWN_GRACE_MS: '2000',
         ...env,
+        BUS_SUBJECT_PREFIX: subjectPrefix,
       },
       transport,
       http: true,

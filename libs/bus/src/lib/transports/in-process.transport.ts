@@ -1,3 +1,4 @@
+import { SubjectNamespace } from './subject-namespace';
 import { TransportError, type BusTransport, type TransportHandler, type TransportRequestOptions, type TransportSubscription } from './transport';
 
 interface Member {
@@ -20,12 +21,19 @@ export class InProcessTransport implements BusTransport {
   private readonly groups = new Map<string, Map<string, QueueGroup>>();
   private closed = false;
 
-  constructor(readonly maxPayloadBytes = 1024 * 1024) {}
+  private readonly namespace: SubjectNamespace;
+
+  constructor(
+    readonly maxPayloadBytes = 1024 * 1024,
+    readonly subjectPrefix = '',
+  ) {
+    this.namespace = new SubjectNamespace(subjectPrefix);
+  }
 
   async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array> {
     if (this.closed) throw new TransportError('closed', 'in-process transport is closed');
     if (data.byteLength > this.maxPayloadBytes) throw new TransportError('payload-too-large', 'message exceeds max payload');
-    const targets = this.pickMembers(subject);
+    const targets = this.pickMembers(this.namespace.wire(subject));
     if (targets.length === 0) throw new TransportError('no-responders', 'no responders for subject');
 
     const headers = { ...options.headers };
@@ -51,10 +59,12 @@ export class InProcessTransport implements BusTransport {
 
   subscribe(subject: string, queue: string, handler: TransportHandler): TransportSubscription {
     if (this.closed) throw new TransportError('closed', 'in-process transport is closed');
-    const bySubject = this.groups.get(subject) ?? new Map<string, QueueGroup>();
-    this.groups.set(subject, bySubject);
-    const group: QueueGroup = bySubject.get(queue) ?? { members: [], next: 0 };
-    bySubject.set(queue, group);
+    const wireSubject = this.namespace.wire(subject);
+    const bySubject = this.groups.get(wireSubject) ?? new Map<string, QueueGroup>();
+    this.groups.set(wireSubject, bySubject);
+    const wireQueue = this.namespace.wire(queue);
+    const group: QueueGroup = bySubject.get(wireQueue) ?? { members: [], next: 0 };
+    bySubject.set(wireQueue, group);
     const member: Member = { handler, active: true };
     group.members.push(member);
     return {

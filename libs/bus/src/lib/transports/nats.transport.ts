@@ -19,6 +19,7 @@ export interface NatsTransportOptions {
 export class NatsTransport implements BusTransport {
   readonly kind = 'nats' as const;
   readonly maxPayloadBytes: number;
+  readonly subjectPrefix: string;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -27,6 +28,7 @@ export class NatsTransport implements BusTransport {
   ) {
     const serverMax = nc.info?.max_payload ?? 1024 * 1024;
     this.maxPayloadBytes = Math.min(serverMax, cap ?? serverMax);
+    this.subjectPrefix = namespace.prefix;
   }
 
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {

@@ -3,6 +3,8 @@ export interface BusTransport {
   readonly kind: 'nats' | 'in-process';
   /** The largest message the transport can carry, in bytes. */
   readonly maxPayloadBytes: number;
+  /** Its bus namespace (`BUS_SUBJECT_PREFIX`): prepended on the wire to every subject and queue group. */
+  readonly subjectPrefix: string;
   request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array>;
   subscribe(subject: string, queue: string, handler: TransportHandler): TransportSubscription;
   isConnected(): boolean;
