@@ -16,7 +16,7 @@ async function freePort(): Promise<number> {
 export interface ServiceEntry {
   service: string;
   status: string;
-  describe?: { transport: string; stores: { kind: string; namespace?: string; ready: boolean }[] };
+  describe?: { transport: string; instanceId: string; stores: { kind: string; namespace?: string; ready: boolean }[] };
 }
 
 export async function startPlane(env: Record<string, string>) {

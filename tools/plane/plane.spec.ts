@@ -1,9 +1,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BusClient, NatsTransport } from '@apphost/bus';
+import { BusClient } from '@apphost/bus';
 import { LifecycleGetSession } from '@apphost/contracts';
-import { dropSchemasWithPrefix, spawnTs, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL, uniquePrefix, waitForExit } from '@apphost/testing';
+import { connectTestTransport, dropSchemasWithPrefix, spawnTs, TEST_BUS_PREFIX, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL, uniquePrefix, waitForExit } from '@apphost/testing';
 import { ENTRY, listServices, startPlane } from './plane-process';
 
 describe('all-in-one plane', () => {
@@ -44,7 +44,7 @@ describe('all-in-one plane', () => {
   it('uses the real NATS, PostgreSQL and Redis when their URLs are set', async () => {
     const prefix = uniquePrefix();
     try {
-      const plane = await startPlane({ APPHOST_HOME: home, NATS_URL: TEST_NATS_URL, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, DATABASE_SCHEMA_PREFIX: prefix });
+      const plane = await startPlane({ APPHOST_HOME: home, NATS_URL: TEST_NATS_URL, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, DATABASE_SCHEMA_PREFIX: prefix, BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX });
       const services = await listServices(plane.base, path.join(home, 'dev-token'));
       expect(services.map((s) => s.status)).toEqual(Array(7).fill('ok'));
       expect(new Set(services.map((s) => s.describe?.transport))).toEqual(new Set(['nats']));
@@ -60,7 +60,7 @@ describe('all-in-one plane', () => {
       const deleted = await fetch(`${plane.base}/v1/sessions/${session.sessionId}?appName=demo`, { method: 'DELETE', headers: auth });
       expect(deleted.status).toBe(200);
       expect(await deleted.json()).toMatchObject({ state: 'DELETED' });
-      const transport = await NatsTransport.connect({ servers: TEST_NATS_URL, name: 'plane-test' });
+      const transport = await connectTestTransport('plane-test');
       try {
         const view = await new BusClient({ transport, defaultTimeoutMs: 5000 }).request(LifecycleGetSession, {
           session: { tenant: 'dev', appName: 'demo', userId: session.userId, sessionId: session.sessionId },
@@ -78,6 +78,38 @@ describe('all-in-one plane', () => {
       await dropSchemasWithPrefix(prefix);
     }
   }, 120_000);
+
+  it('runs two planes on one NATS server without either answering the other', async () => {
+    const planes = ['a', 'b'].map((name) => ({ name, prefix: uniquePrefix(), home: fs.mkdtempSync(path.join(os.tmpdir(), `apphost-plane-${name}-`)) }));
+    const started: Awaited<ReturnType<typeof startPlane>>[] = [];
+    try {
+      for (const p of planes) {
+        fs.chmodSync(p.home, 0o755);
+        const env = { APPHOST_HOME: p.home, NATS_URL: TEST_NATS_URL, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, DATABASE_SCHEMA_PREFIX: p.prefix };
+        started.push(await startPlane({ ...env, BUS_SUBJECT_PREFIX: `${TEST_BUS_PREFIX}-${p.name}` }));
+      }
+      // Same service names, same queue groups, one server: without namespaces half of these would be the other plane's.
+      const instanceOf = async (i: number) => {
+        const services = await listServices(started[i].base, path.join(planes[i].home, 'dev-token'));
+        expect(services.map((s) => s.status)).toEqual(Array(7).fill('ok'));
+        return new Set(services.map((s) => s.describe?.instanceId));
+      };
+      const seen = [new Set<string | undefined>(), new Set<string | undefined>()];
+      for (let round = 0; round < 6; round++) for (const i of [0, 1]) for (const id of await instanceOf(i)) seen[i].add(id);
+      expect(seen[0].size).toBe(1);
+      expect(seen[1].size).toBe(1);
+      expect([...seen[0]][0]).not.toBe([...seen[1]][0]);
+    } finally {
+      for (const plane of started) {
+        plane.child.kill('SIGTERM');
+        await waitForExit(plane.child, 30_000);
+      }
+      for (const p of planes) {
+        await dropSchemasWithPrefix(p.prefix);
+        fs.rmSync(p.home, { recursive: true, force: true });
+      }
+    }
+  }, 150_000);
 
   it('refuses bad configuration with a clear message and exit code 2', async () => {
     const child = spawnTs(ENTRY, { APPHOST_HOME: home, APPHOST_PORT: 'eighty' });

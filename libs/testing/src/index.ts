@@ -6,3 +6,4 @@ export * from './lib/service-conformance';
 export * from './lib/postgres-targets';
 export * from './fixtures';
 export * from './lib/widgets';
+export * from './lib/service-config';

@@ -97,7 +97,7 @@ const jwtSchema = z
     if (env.AUTH_TENANT_CLAIM !== undefined && !/^[A-Za-z0-9_:/.-]{1,128}$/.test(env.AUTH_TENANT_CLAIM)) {
       ctx.addIssue({ code: 'custom', path: ['AUTH_TENANT_CLAIM'], message: 'must be a claim name' });
     }
-  });
+  }, { when: () => true }); // also when a field failed: every problem is listed at once (the check reads raw strings only)
 
 function splitList(raw: string): string[] {
   return raw.split(',').map((s) => s.trim()).filter(Boolean);

@@ -1,0 +1,19 @@
+import { describeServiceConfig, variablesOf } from '@apphost/testing';
+import { batchConfig } from './batch/batch.config';
+import { governedOperationsService } from './service';
+
+/** A bad value of each of the service's own variables. */
+const BAD: Record<string, string> = {
+  GOVERNED_CLASSIFY_TIMEOUT_MS: '0',
+  GOVERNED_CALL_TIMEOUT_MS: 'soon',
+  GOVERNED_STORE_TIMEOUT_MS: '700000',
+  GOVERNED_SEAL_PENDING_TTL_MS: '-1',
+  GOVERNED_CONFIRMATION_TTL_MS: '10',
+  GOVERNED_CONFIRMATION_RETENTION_MS: 'forever',
+};
+
+it('covers every variable of the service schema', () => {
+  expect(Object.keys(BAD).sort()).toEqual(variablesOf(batchConfig));
+});
+
+describeServiceConfig(governedOperationsService, 'apps/governed-operations/src/main.ts', BAD);
