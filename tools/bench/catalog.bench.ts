@@ -7,7 +7,7 @@ import { CatalogModelCatalog, RegistryPutToolset } from '@apphost/contracts';
 import { canonicalizeUri } from '@apphost/policy';
 import { bootServices, dropSchemasWithPrefix, REPO_ROOT, startPrivateNats, uniquePrefix, type Stoppable } from '@apphost/testing';
 import { loadServiceDefinitions } from '../plane/services';
-import { positiveIntEnv, round3 } from './harness';
+import { positiveIntEnv, round3, runBench } from './harness';
 
 /**
  * `npm run bench:catalog`: (1) model-catalog composition through catalog-policy (fresh: two-class discovery via the
@@ -86,10 +86,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:catalog', main);

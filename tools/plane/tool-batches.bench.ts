@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
 import { dropSchemasWithPrefix, fixtureServerCommand, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { positiveIntEnv, round3, runLoad } from '../bench/harness';
+import { positiveIntEnv, round3, runBench, runLoad } from '../bench/harness';
 import { fixtureSpec, profile, token } from './catalog-harness';
 import { bootBatchPlane } from './tool-batches-harness';
 
@@ -72,10 +72,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:model-batch', main);
