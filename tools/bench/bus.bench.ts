@@ -4,7 +4,7 @@ import { createInterface } from 'node:readline';
 import { connect } from 'nats';
 import { BusClient, encodeJson, NatsTransport } from '@apphost/bus';
 import { echoContract, NATS_URL, newRunId, rawSubject, samplePayload, TIMEOUT_MS } from './echo.contract';
-import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
+import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
 /**
  * `npm run bench:bus`: the typed bus (BusClient -> BusServer over NATS, zod on request and response) against raw
@@ -94,10 +94,4 @@ function startResponder(runId: string): Promise<ChildProcess> {
   });
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench:bus failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:bus', main);

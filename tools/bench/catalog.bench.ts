@@ -5,9 +5,9 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { BusClient, NatsTransport } from '@apphost/bus';
 import { CatalogModelCatalog, RegistryPutToolset } from '@apphost/contracts';
 import { canonicalizeUri } from '@apphost/policy';
-import { bootService, dropSchemasWithPrefix, REPO_ROOT, startPrivateNats, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { bootServices, dropSchemasWithPrefix, REPO_ROOT, startPrivateNats, uniquePrefix, type Stoppable } from '@apphost/testing';
 import { loadServiceDefinitions } from '../plane/services';
-import { positiveIntEnv, round3 } from './harness';
+import { positiveIntEnv, round3, runBench } from './harness';
 
 /**
  * `npm run bench:catalog`: (1) model-catalog composition through catalog-policy (fresh: two-class discovery via the
@@ -31,13 +31,19 @@ async function main(): Promise<void> {
   const prefix = uniquePrefix();
   const definitions = loadServiceDefinitions(REPO_ROOT);
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
-  const services: ServiceUnderTest[] = [];
+  let services: Stoppable | undefined;
   const transport = await NatsTransport.connect({ servers: nats.url, name: 'bench-catalog' });
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
   const fixture = { command: process.execPath, args: ['-r', path.join(REPO_ROOT, 'tools', 'register.cjs'), path.join(REPO_ROOT, 'libs', 'testing', 'src', 'fixtures', 'catalog-matrix.ts'), `--count=${TOOLS}`], cwd: REPO_ROOT };
   try {
-    services.push(await bootService(byName('binding-registry'), prefix, { NATS_URL: nats.url, REGISTRY_ALLOW_STDIO: 'true', INSTANCE_ID: 'bench-reg', HTTP_PORT: '0' }));
-    services.push(await bootService(byName('catalog-policy'), prefix, { NATS_URL: nats.url, CATALOG_MODEL_CACHE_TTL_MS: '600000' }));
+    services = await bootServices(
+      prefix,
+      {
+        registry: { definition: byName('binding-registry'), env: { REGISTRY_ALLOW_STDIO: 'true', INSTANCE_ID: 'bench-reg', HTTP_PORT: '0' } },
+        catalog: { definition: byName('catalog-policy'), env: { CATALOG_MODEL_CACHE_TTL_MS: '600000' } },
+      },
+      { NATS_URL: nats.url },
+    );
     const bus = new BusClient({ transport, defaultTimeoutMs: 60_000 });
     await bus.request(RegistryPutToolset, { toolsetId: 'bench', spec: { connection: { kind: 'stdio', ...fixture }, profileId: null } });
     await direct.connect(new StdioClientTransport({ ...fixture, env: getDefaultEnvironment(), stderr: 'ignore' }));
@@ -73,17 +79,11 @@ async function main(): Promise<void> {
     console.log(JSON.stringify({ bench: 'catalog', variant: 'canonicalize-uri', calls, calls_s: Math.round(calls / seconds), us_per_call: round3((seconds * 1e6) / calls), raw_tools_list_p50_ms: round3(median(raw)), raw_list_equivalent_calls: Math.round((calls / seconds) * (median(raw) / 1000)) }));
   } finally {
     await direct.close().catch(() => undefined);
-    for (const s of services.reverse()) await s.stop().catch(() => undefined);
+    await services?.stop().catch(() => undefined);
     await transport.close().catch(() => undefined);
     await nats.stop();
     await dropSchemasWithPrefix(prefix);
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:catalog', main);

@@ -57,3 +57,14 @@ export function positiveIntEnv(name: string, fallback: number): number {
 }
 
 export const round3 = (n: number): number => Math.round(n * 1000) / 1000;
+
+/** Runs a bench's `main`: exits 0 when it is done (open handles do not keep it alive), 1 with the stack on a failure. */
+export function runBench(name: string, main: () => Promise<void>): void {
+  main().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      process.stderr.write(`${name} failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -10,7 +10,7 @@ import {
   LifecycleStoreDescribe,
   type SessionKey,
 } from '@apphost/contracts';
-import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
+import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
 /**
  * `npm run bench:lifecycle`: the lifecycle-store through the typed bus (its own process, as deployed) against raw `pg`
@@ -280,10 +280,4 @@ async function dropSchema(schema: string): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench:lifecycle failed: ${error instanceof Error ? error.stack ?? error.message : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:lifecycle', main);

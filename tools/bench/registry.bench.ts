@@ -5,7 +5,7 @@ import { BusClient, NatsTransport } from '@apphost/bus';
 import { ConnCallTool, ConnRelease, RegistryAcquireGeneration, RegistryPutToolset, describeContract } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { TEST_DATABASE_URL, dropSchemasWithPrefix, eventually, fixtureServerCommand, spawnTs, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
+import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
 /**
  * `npm run bench:registry`: `callTool` through the bus and the owner's per-instance subject (a registry process
@@ -120,7 +120,4 @@ function medianOf(values: number[]): number {
   return [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`bench:registry failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-  process.exit(1);
-});
+runBench('bench:registry', main);

@@ -9,7 +9,7 @@ import { canonicalize } from '@apphost/canonical-json';
 import { SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
 import path from 'node:path';
 import { startService, type ServiceDefinition } from '@apphost/runtime';
-import { medianRound, positiveIntEnv, round3, runLoad, type Measurement } from './harness';
+import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
 /**
  * `npm run bench:sealed`: the sealed-result store through the typed bus (create + resolve, in-process service on
@@ -263,10 +263,4 @@ function digestLine(): object {
   return { bench: 'sealed', metric: 'digest-verify', mib, runs: runs.length, ms_per_mib: round3(runs[Math.floor(runs.length / 2)]), target_ms_per_mib: 1 };
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`bench:sealed failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:sealed', main);

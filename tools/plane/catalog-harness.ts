@@ -1,31 +1,13 @@
 import path from 'node:path';
 import { SignJWT } from 'jose';
-import { BusServer, NatsTransport } from '@apphost/bus';
-import { describeContract, type DescribeResponse, type HostProfile, type ServiceName, type ToolsetSpecInput } from '@apphost/contracts';
-import { bootService, fixtureServerCommand, publishedServerCommand, REPO_ROOT, type FixtureServerName, type PUBLISHED_SERVERS, type ServiceUnderTest } from '@apphost/testing';
+import type { HostProfile, ServiceName, ToolsetSpecInput } from '@apphost/contracts';
+import { bootServices, fixtureServerCommand, publishedServerCommand, REPO_ROOT, type FixtureServerName, type PUBLISHED_SERVERS, type ServiceUnderTest } from '@apphost/testing';
 import { loadServiceDefinitions } from './services';
 
 export const JWT = { issuer: 'https://issuer.catalog-e2e', audience: 'apphost-catalog-e2e', secret: 'a-catalog-e2e-secret-that-is-at-least-32-bytes' };
 
 export const token = (sub: string, scope = 'runtime admin', tenant = 'acme') =>
   new SignJWT({ tenant, scope }).setProtectedHeader({ alg: 'HS256' }).setIssuer(JWT.issuer).setAudience(JWT.audience).setSubject(sub).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(JWT.secret));
-
-/** Services that only answer `describe`: the providers a profile references that this suite does not run for real. */
-export async function fakeProviders(natsUrl: string, services: ServiceName[]): Promise<{ stop(): Promise<void> }> {
-  const transport = await NatsTransport.connect({ servers: natsUrl, name: 'fake-providers' });
-  const servers = services.map((service) => {
-    const server = new BusServer({ transport, instanceId: `fake-${service}`, queueGroup: service, logger: { error: () => undefined, warn: () => undefined } });
-    server.register(describeContract(service), (): DescribeResponse => ({ service, version: 'test', instanceId: `fake-${service}`, transport: 'nats', startedAt: new Date().toISOString(), stores: [] }));
-    server.start();
-    return server;
-  });
-  return {
-    stop: async () => {
-      await Promise.all(servers.map((s) => s.stop(100)));
-      await transport.close();
-    },
-  };
-}
 
 /** A complete profile (no pinned namespaces): PROFILE_BOUND once the six providers answer `describe`. */
 export function profile(discovery: Partial<HostProfile['limits']['discovery']> = {}): HostProfile {
@@ -76,30 +58,21 @@ export interface CatalogPlane {
 export async function bootCatalogPlane(natsUrl: string, prefix: string, catalogEnv: Record<string, string> = {}): Promise<CatalogPlane> {
   const definitions = loadServiceDefinitions(REPO_ROOT);
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
-  const env = { NATS_URL: natsUrl };
-  const started: ServiceUnderTest[] = [];
-  const boot = async (name: string, extra: Record<string, string> = {}) => {
-    const s = await bootService(byName(name), prefix, { ...env, ...extra });
-    started.push(s);
-    return s;
-  };
-  try {
-    const lifecycle = await boot('lifecycle-store');
-    const registry = await boot('binding-registry', { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-catalog' });
-    const catalog = await boot('catalog-policy', catalogEnv);
-    const gateway = await boot('gateway', { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: JWT.issuer, AUTH_JWT_AUDIENCE: JWT.audience, AUTH_JWT_HS256_SECRET: JWT.secret });
-    return {
-      registry,
-      catalog,
-      lifecycle,
-      gateway,
-      base: gateway.running.url!.replace('[::1]', '127.0.0.1'),
-      stop: async () => {
-        for (const s of started.reverse()) await s.stop();
-      },
-    };
-  } catch (error) {
-    for (const s of started.reverse()) await s.stop().catch(() => undefined);
-    throw error;
-  }
+  const { services, stop } = await bootServices(
+    prefix,
+    {
+      lifecycle: { definition: byName('lifecycle-store') },
+      registry: { definition: byName('binding-registry'), env: { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-catalog' } },
+      catalog: { definition: byName('catalog-policy'), env: catalogEnv },
+      gateway: { definition: byName('gateway'), env: JWT_GATEWAY_ENV },
+    },
+    { NATS_URL: natsUrl },
+  );
+  return { ...services, base: baseUrlOf(services.gateway), stop };
 }
+
+/** The gateway's environment for JWT auth with `JWT` (the tokens `token()` signs). */
+export const JWT_GATEWAY_ENV = { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: JWT.issuer, AUTH_JWT_AUDIENCE: JWT.audience, AUTH_JWT_HS256_SECRET: JWT.secret };
+
+/** The gateway's HTTP base URL, on the IPv4 loopback. */
+export const baseUrlOf = (gateway: ServiceUnderTest): string => gateway.running.url!.replace('[::1]', '127.0.0.1');

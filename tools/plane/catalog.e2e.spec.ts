@@ -15,8 +15,8 @@ import {
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { projectForModel, validateToolResult } from '@apphost/policy';
-import { dropSchemasWithPrefix, startPrivateNats, uniquePrefix, CAPABILITY_GATED_RESOURCE, PUBLISHED_SERVERS, type PrivateNats } from '@apphost/testing';
-import { bootCatalogPlane, fakeProviders, fixtureSpec, matrixSpec, profile, publishedSpec, token, type CatalogPlane } from './catalog-harness';
+import { dropSchemasWithPrefix, startFakeProviders, startPrivateNats, uniquePrefix, CAPABILITY_GATED_RESOURCE, PUBLISHED_SERVERS, type PrivateNats } from '@apphost/testing';
+import { bootCatalogPlane, fixtureSpec, matrixSpec, profile, publishedSpec, token, type CatalogPlane } from './catalog-harness';
 
 /**
  * catalog-policy end to end: the real gateway, lifecycle-store, binding-registry and catalog-policy (booted by path,
@@ -48,7 +48,7 @@ describe('catalog-policy in the plane', () => {
 
   beforeAll(async () => {
     nats = await startPrivateNats();
-    providers = await fakeProviders(nats.url, ['governed-operations', 'sealed-result-store', 'export-audit']);
+    providers = await startFakeProviders(nats.url, ['governed-operations', 'sealed-result-store', 'export-audit']);
     plane = await bootCatalogPlane(nats.url, prefix, { CATALOG_APP_TOOLSETS: JSON.stringify({ 'monitor-app': [{ toolsetId: 'sysmon' }] }), CATALOG_MODEL_CACHE_TTL_MS: '60000' });
     alice = await token('alice');
     await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });

@@ -1,17 +1,8 @@
 import fs from 'node:fs';
-import net from 'node:net';
-import { eventually, spawnTs } from '@apphost/testing';
+import { eventually, freePort, spawnTs } from '@apphost/testing';
 
 /** The plane as a user meets it: `npm start` (tools/plane/main.ts) in its own process, nothing mocked. */
 export const ENTRY = 'tools/plane/main.ts';
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface ServiceEntry {
   service: string;

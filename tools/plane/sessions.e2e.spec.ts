@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { LifecycleAppendEvents, type SessionKey } from '@apphost/contracts';
-import { bootService, describeOnPostgres, dropSchemasWithPrefix, REPO_ROOT, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { bootServices, describeOnPostgres, dropSchemasWithPrefix, REPO_ROOT, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
 import { loadServiceDefinitions } from './services';
 
 /**
@@ -19,21 +19,25 @@ describeOnPostgres('session routes', (target) => {
     const prefix = uniquePrefix();
     let lifecycle: ServiceUnderTest;
     let gateway: ServiceUnderTest;
+    let stop: (() => Promise<void>) | undefined;
     let base: string;
     let alice: string;
 
     beforeAll(async () => {
       const definitions = loadServiceDefinitions(REPO_ROOT);
       const byName = (name: string) => definitions.find((d) => d.name === name)!;
-      lifecycle = await bootService(byName('lifecycle-store'), prefix, { DATABASE_URL: target.url });
-      gateway = await bootService(byName('gateway'), prefix, { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE, AUTH_JWT_HS256_SECRET: SECRET });
+      const booted = await bootServices(prefix, {
+        lifecycle: { definition: byName('lifecycle-store'), env: { DATABASE_URL: target.url } },
+        gateway: { definition: byName('gateway'), env: { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE, AUTH_JWT_HS256_SECRET: SECRET } },
+      });
+      ({ lifecycle, gateway } = booted.services);
+      stop = booted.stop;
       base = gateway.running.url!.replace('[::1]', '127.0.0.1');
       alice = await token('alice');
     }, 60_000);
 
     afterAll(async () => {
-      await gateway?.stop();
-      await lifecycle?.stop();
+      await stop?.();
       await dropSchemasWithPrefix(prefix, target.url);
     });
 

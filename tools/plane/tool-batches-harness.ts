@@ -1,5 +1,5 @@
-import { bootService, REPO_ROOT, type ServiceUnderTest } from '@apphost/testing';
-import { JWT } from './catalog-harness';
+import { bootServices, REPO_ROOT, type ServiceUnderTest } from '@apphost/testing';
+import { baseUrlOf, JWT_GATEWAY_ENV } from './catalog-harness';
 import { loadServiceDefinitions } from './services';
 
 export interface BatchPlane {
@@ -20,33 +20,17 @@ export interface BatchPlane {
 export async function bootBatchPlane(natsUrl: string, prefix: string, catalogEnv: Record<string, string> = {}, governedEnv: Record<string, string> = {}): Promise<BatchPlane> {
   const definitions = loadServiceDefinitions(REPO_ROOT);
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
-  const started: ServiceUnderTest[] = [];
-  const boot = async (name: string, extra: Record<string, string> = {}) => {
-    const s = await bootService(byName(name), prefix, { NATS_URL: natsUrl, ...extra });
-    started.push(s);
-    return s;
-  };
-  try {
-    const lifecycle = await boot('lifecycle-store', { LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store' });
-    const sealed = await boot('sealed-result-store', { SEALED_GC_INTERVAL_MS: '0' });
-    const registry = await boot('binding-registry', { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-batches' });
-    const catalog = await boot('catalog-policy', catalogEnv);
-    const governed = await boot('governed-operations', governedEnv);
-    const gateway = await boot('gateway', { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: JWT.issuer, AUTH_JWT_AUDIENCE: JWT.audience, AUTH_JWT_HS256_SECRET: JWT.secret });
-    return {
-      lifecycle,
-      sealed,
-      registry,
-      catalog,
-      governed,
-      gateway,
-      base: gateway.running.url!.replace('[::1]', '127.0.0.1'),
-      stop: async () => {
-        for (const s of started.reverse()) await s.stop();
-      },
-    };
-  } catch (error) {
-    for (const s of started.reverse()) await s.stop().catch(() => undefined);
-    throw error;
-  }
+  const { services, stop } = await bootServices(
+    prefix,
+    {
+      lifecycle: { definition: byName('lifecycle-store'), env: { LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store' } },
+      sealed: { definition: byName('sealed-result-store'), env: { SEALED_GC_INTERVAL_MS: '0' } },
+      registry: { definition: byName('binding-registry'), env: { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-batches' } },
+      catalog: { definition: byName('catalog-policy'), env: catalogEnv },
+      governed: { definition: byName('governed-operations'), env: governedEnv },
+      gateway: { definition: byName('gateway'), env: JWT_GATEWAY_ENV },
+    },
+    { NATS_URL: natsUrl },
+  );
+  return { ...services, base: baseUrlOf(services.gateway), stop };
 }

@@ -1,9 +1,9 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
-import { dropSchemasWithPrefix, fixtureServerCommand, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { positiveIntEnv, round3, runLoad } from '../bench/harness';
-import { fakeProviders, fixtureSpec, profile, token } from './catalog-harness';
+import { dropSchemasWithPrefix, fixtureServerCommand, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { positiveIntEnv, round3, runBench, runLoad } from '../bench/harness';
+import { fixtureSpec, profile, token } from './catalog-harness';
 import { bootBatchPlane } from './tool-batches-harness';
 
 /**
@@ -20,7 +20,7 @@ const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 async function main(): Promise<void> {
   const nats = await startPrivateNats();
   const prefix = uniquePrefix();
-  const providers = await fakeProviders(nats.url, ['export-audit']);
+  const providers = await startFakeProviders(nats.url, ['export-audit']);
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
   let plane: Awaited<ReturnType<typeof bootBatchPlane>> | undefined;
   try {
@@ -72,10 +72,4 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
-  () => process.exit(0),
-  (error: unknown) => {
-    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runBench('bench:model-batch', main);

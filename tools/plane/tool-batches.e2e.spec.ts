@@ -1,8 +1,8 @@
 import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, SealedGc, SealedResolve, type GenerationHandle, type RunToolBatchResponse } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { requestOnGeneration } from '@apphost/mcp';
-import { descriptors, dropSchemasWithPrefix, startPrivateNats, uniquePrefix, PUBLISHED_SERVERS, STATEFUL_NONCE_RESOURCE, type PrivateNats } from '@apphost/testing';
-import { fakeProviders, fixtureSpec, profile, publishedSpec, token } from './catalog-harness';
+import { descriptors, dropSchemasWithPrefix, startFakeProviders, startPrivateNats, uniquePrefix, PUBLISHED_SERVERS, STATEFUL_NONCE_RESOURCE, type PrivateNats } from '@apphost/testing';
+import { fixtureSpec, profile, publishedSpec, token } from './catalog-harness';
 import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
 /**
@@ -53,7 +53,7 @@ describe('model tool batches in the plane', () => {
 
   beforeAll(async () => {
     nats = await startPrivateNats();
-    providers = await fakeProviders(nats.url, ['export-audit']);
+    providers = await startFakeProviders(nats.url, ['export-audit']);
     plane = await bootBatchPlane(
       nats.url,
       prefix,

@@ -3,9 +3,8 @@ import { requestOnGeneration } from '@apphost/mcp';
 import { FaultPoints } from '@apphost/runtime';
 import { REGISTRY_FAULTS } from '../registry.tokens';
 import { RegistryStoreAccess } from '../store/store-access';
-import { dropSchemasWithPrefix, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { expectTyped } from '../test/expect-error';
-import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import { dropSchemasWithPrefix, expectAppError, latch, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
 import type { RegistryFaultPoint } from './binding.service';
 
 const prefix = uniquePrefix();
@@ -16,7 +15,7 @@ const handles: GenerationHandle[] = [];
 
 beforeAll(async () => {
   nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
   registry = await bootRegistry(nats.url, prefix);
   await registry.client.request(RegistryPutProfile, { profileId: 'full', profile: profile() });
 }, 60_000);
@@ -85,16 +84,16 @@ describe('readiness: PROFILE_BOUND advertises, every missing provider means MODE
 describe('profiles and toolset specs are immutable', () => {
   it('same content is idempotent; other content under the same id is CONFLICT', async () => {
     expect(await bus().request(RegistryPutProfile, { profileId: 'full', profile: profile() })).toMatchObject({ created: false });
-    const conflict = await expectTyped(bus().request(RegistryPutProfile, { profileId: 'full', profile: { ...profile(), renderer: { id: 'other', version: '2' } } }));
+    const conflict = await expectAppError(bus().request(RegistryPutProfile, { profileId: 'full', profile: { ...profile(), renderer: { id: 'other', version: '2' } } }));
     expect(conflict.code).toBe('CONFLICT');
     expect(await bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('capability-gated', 'full') })).toMatchObject({ created: false });
-    expect((await expectTyped(bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('hostile', 'full') }))).code).toBe('CONFLICT');
+    expect((await expectAppError(bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('hostile', 'full') }))).code).toBe('CONFLICT');
   });
 
   it('rejects invalid profiles before any effect', async () => {
     const bad = { ...profile(), extension: { mimeTypes: ['text/html'] } };
-    expect((await expectTyped(bus().request(RegistryPutProfile, { profileId: 'bad', profile: bad }))).code).toBe('INVALID_ARGUMENT');
-    expect((await expectTyped(bus().request(RegistryGetToolset, { toolsetId: 'nope' }))).code).toBe('NOT_FOUND');
+    expect((await expectAppError(bus().request(RegistryPutProfile, { profileId: 'bad', profile: bad }))).code).toBe('INVALID_ARGUMENT');
+    expect((await expectAppError(bus().request(RegistryGetToolset, { toolsetId: 'nope' }))).code).toBe('NOT_FOUND');
   });
 });
 
@@ -111,23 +110,17 @@ describe('binding lifecycle latch', () => {
     expect(revoked).toMatchObject({ state: 'CLOSED', bindingGeneration: 2 });
     expect(await store().toolsets.binding('latch-a', 2)).toMatchObject({ constructions: 0, closes: 0, state: 'CLOSED' });
     expect(await bus().request(RegistryRevokeToolset, { toolsetId: 'latch-a' })).toMatchObject({ state: 'CLOSED' });
-    const used = await expectTyped(acquire('latch-a'));
+    const used = await expectAppError(acquire('latch-a'));
     expect(used).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'BINDING_CLOSED' } });
   }, 60_000);
 
   it('materialize racing close: one construction, exactly one close, the binding ends CLOSED', async () => {
-    let release!: () => void;
-    const held = new Promise<void>((r) => (release = r));
-    let reached!: () => void;
-    const atMaterialize = new Promise<void>((r) => (reached = r));
-    faults().arm('binding.after-begin-materialize', async () => {
-      reached();
-      await held;
-    });
+    const materialize = latch();
+    faults().arm('binding.after-begin-materialize', materialize.action);
     const put = bus().request(RegistryPutToolset, { toolsetId: 'latch-b', spec: fixtureSpec('stateful-nonce', 'full') });
-    await atMaterialize;
+    await materialize.reached;
     const [first, second] = await Promise.all([bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' }), bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' })]);
-    release();
+    materialize.release();
     const { status } = await put;
     for (const s of [first, second, status]) expect(['REVOKING', 'CLOSED']).toContain(s.state);
     expect(await store().toolsets.binding('latch-b', 1)).toMatchObject({ constructions: 1, closes: 1, state: 'CLOSED' });
@@ -141,7 +134,7 @@ describe('revocation and rebind on live pooled connections', () => {
     expect(await observedUi(before)).toBe(true);
     const revoked = await bus().request(RegistryRevokeToolset, { toolsetId: 'pooled' });
     expect(revoked).toMatchObject({ state: 'CLOSED', liveConnections: 0 });
-    const gone = await expectTyped(observedUi(before));
+    const gone = await expectAppError(observedUi(before));
     expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
 
     await providers.stop(); // the sealed store (and the rest) disappear
@@ -153,7 +146,7 @@ describe('revocation and rebind on live pooled connections', () => {
       expect(after.generationId).not.toBe(before.generationId);
       expect(await observedUi(after)).toBe(false);
     } finally {
-      providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+      providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
     }
   }, 60_000);
 
@@ -165,7 +158,7 @@ describe('revocation and rebind on live pooled connections', () => {
     await new Promise((r) => setTimeout(r, 200));
     const rebound = await bus().request(RegistryRebindToolset, { toolsetId: 'racing' });
     expect(rebound).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 2 });
-    const slowError = await expectTyped(slow);
+    const slowError = await expectAppError(slow);
     expect(slowError.details?.['reason']).toBe('CONNECTION_GENERATION_GONE');
     const listed = await listing.then((l) => l.tools.length, (e: unknown) => e);
     // The listing either finished before the swap or failed typed; never a partial catalog.
@@ -175,6 +168,6 @@ describe('revocation and rebind on live pooled connections', () => {
     expect(fresh.bindingGeneration).toBe(2);
     expect(fresh.generationId).not.toBe(old.generationId);
     await expect(requestOnGeneration(bus(), ConnCallTool, fresh, { callId: 'ok', name: 'whoami', arguments: {} })).resolves.toMatchObject({ kind: 'complete' });
-    expect((await expectTyped(requestOnGeneration(bus(), ConnListTools, old, {}))).details?.['reason']).toBe('CONNECTION_GENERATION_GONE');
+    expect((await expectAppError(requestOnGeneration(bus(), ConnListTools, old, {}))).details?.['reason']).toBe('CONNECTION_GENERATION_GONE');
   }, 60_000);
 });

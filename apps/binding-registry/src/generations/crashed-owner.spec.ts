@@ -1,8 +1,7 @@
 import { ConnCallTool, ConnPing, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, eventually, spawnTs, TEST_DATABASE_URL, type PrivateNats, startPrivateNats, uniquePrefix, waitForExit } from '@apphost/testing';
-import { expectTyped } from '../test/expect-error';
-import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, queryRegistrySchema, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import { dropSchemasWithPrefix, eventually, expectAppError, type PrivateNats, spawnTs, startFakeProviders, startPrivateNats, TEST_DATABASE_URL, uniquePrefix, waitForExit } from '@apphost/testing';
+import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
 
 /*
  * A crashed owner: a registry replica in its own process, SIGKILLed while it owns a generation (no graceful stop,
@@ -19,7 +18,7 @@ let child: ReturnType<typeof spawnTs> | undefined;
 
 beforeAll(async () => {
   nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
   survivor = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-survivor' });
   await survivor.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
   await survivor.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p') });
@@ -83,12 +82,12 @@ it('SIGKILL the owner: typed invalidation at once, no claim before the lease lap
   const killedAt = Date.now();
 
   // Every caller of the old handle: typed, immediately.
-  expect(await expectTyped(call(handle, 'follow-up', { nonce }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE' } });
+  expect(await expectAppError(call(handle, 'follow-up', { nonce }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE' } });
   // Nothing was closed gracefully: the directory row is still LIVE under the dead owner's unexpired lease…
   const rowState = async () => (await queryRegistrySchema<{ state: string; close_reason: string | null; fence: string }>(prefix, 'SELECT state, close_reason, fence FROM connection_generations WHERE generation_id = $1', [handle.generationId]))[0];
   expect(await rowState()).toMatchObject({ state: 'LIVE', close_reason: null });
   // …so the key cannot be claimed again yet: acquiring it is the same typed error, never a silent migration.
-  expect(await expectTyped(acquire(sessionId))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
+  expect(await expectAppError(acquire(sessionId))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
   // The crashed owner's stdio server lost its parent's pipe and exited with it.
   await eventually(async () => (processAlive(mcpPid) ? undefined : true), 10_000);
 
@@ -100,6 +99,6 @@ it('SIGKILL the owner: typed invalidation at once, no claim before the lease lap
   expect(replacement.fence).toBeGreaterThan(handle.fence);
   expect(await rowState()).toMatchObject({ state: 'GONE', close_reason: 'OWNER_GONE' });
   // No migration: the old handle stays dead, and the new connection never saw the old nonce.
-  expect(await expectTyped(call(handle, 'whoami'))).toMatchObject({ details: { reason: 'CONNECTION_GENERATION_GONE' } });
+  expect(await expectAppError(call(handle, 'whoami'))).toMatchObject({ details: { reason: 'CONNECTION_GENERATION_GONE' } });
   expect((await call(replacement, 'follow-up', { nonce })).isError).toBe(true);
 }, 120_000);

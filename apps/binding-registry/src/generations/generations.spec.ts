@@ -1,8 +1,7 @@
 import { ConnCallTool, ConnListTools, ConnPing, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type Principal } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { expectTyped } from '../test/expect-error';
-import { alice, bob, bootRegistry, fixtureSpec, profile, PROVIDERS, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import { dropSchemasWithPrefix, expectAppError, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { alice, bob, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
 
 const prefix = uniquePrefix();
 let nats: PrivateNats;
@@ -12,7 +11,7 @@ let providers: { stop(): Promise<void> };
 
 beforeAll(async () => {
   nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
   // Two registry replicas: separate NATS connections, separate instance ids, one shared schema.
   a = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-a' });
   b = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-b' });
@@ -97,7 +96,7 @@ describe('two registry processes', () => {
   it('a stale fence is refused by the owner', async () => {
     const handle = await acquire(a, 'nonce', alice, 'fenced');
     const stale = { ...handle, fence: handle.fence + 1000 };
-    expect((await expectTyped(requestOnGeneration(a.client, ConnPing, stale, {}))).details).toMatchObject({ reason: 'CONNECTION_GENERATION_GONE', why: 'FENCE_MISMATCH' });
+    expect((await expectAppError(requestOnGeneration(a.client, ConnPing, stale, {}))).details).toMatchObject({ reason: 'CONNECTION_GENERATION_GONE', why: 'FENCE_MISMATCH' });
   }, 60_000);
 
   it('kill the owner: typed invalidation, no silent migration; a new acquire gets a new generation elsewhere', async () => {
@@ -112,7 +111,7 @@ describe('two registry processes', () => {
       const nonce = await startSession(a, handle);
       expect((await call(a, handle, 'follow-up', { nonce })).isError).toBeFalsy();
       await owner.stop();
-      const gone = await expectTyped(call(a, handle, 'follow-up', { nonce }));
+      const gone = await expectAppError(call(a, handle, 'follow-up', { nonce }));
       expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
       const replacement = await acquire(a, 'nonce', alice, `doomed-${attempt}`);
       expect(replacement.generationId).not.toBe(handle.generationId);
@@ -133,7 +132,7 @@ describe('bounded discovery through the registry', () => {
     ['slow', 'DISCOVERY_TIMEOUT'],
   ])('%s → denied with %s, no partial catalog', async (toolsetId, reason) => {
     const handle = await acquire(a, toolsetId);
-    const error = await expectTyped(requestOnGeneration(a.client, ConnListTools, handle, {}));
+    const error = await expectAppError(requestOnGeneration(a.client, ConnListTools, handle, {}));
     expect(error.details?.['reason']).toBe(reason);
   }, 60_000);
 });
@@ -141,7 +140,7 @@ describe('bounded discovery through the registry', () => {
 describe('app-safe input requests and references', () => {
   it('an app-safe call that receives an input-request round fails closed', async () => {
     const handle = await acquire(a, 'modern-hostile');
-    const error = await expectTyped(call(a, handle, 'input-required'));
+    const error = await expectAppError(call(a, handle, 'input-required'));
     expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
   }, 60_000);
 

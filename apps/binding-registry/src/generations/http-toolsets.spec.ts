@@ -1,8 +1,7 @@
 import { ConnCallTool, ConnListTools, ConnPing, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type Principal } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, type HttpFixture, type PrivateNats, startHttpFixture, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { expectTyped } from '../test/expect-error';
-import { alice, bob, bootRegistry, httpSpec, profile, PROVIDERS, queryRegistrySchema, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import { dropSchemasWithPrefix, expectAppError, type HttpFixture, type PrivateNats, startFakeProviders, startHttpFixture, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { alice, bob, bootRegistry, httpSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
 
 /*
  * Streamable HTTP toolsets end to end: fixture servers in their own processes on free 127.0.0.1 ports, a header
@@ -22,7 +21,7 @@ beforeAll(async () => {
     startHttpFixture('stateful-nonce', { requireHeader: { name: 'x-api-key', value: SECRET } }),
     startHttpFixture('capability-gated', { requireHeader: { name: 'x-api-key', value: SECRET } }),
   ]);
-  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
   registry = await bootRegistry(nats.url, prefix, {
     INSTANCE_ID: 'registry-http',
     REGISTRY_ALLOW_STDIO: 'false',
@@ -68,15 +67,15 @@ describe('HTTP toolset specs and secrets', () => {
   }, 60_000);
 
   it('a reference to a secret that is not configured is refused; a wrong secret value cannot connect', async () => {
-    const missing = await expectTyped(registry.client.request(RegistryPutToolset, { toolsetId: 'http-missing', spec: httpSpec(nonceServer.url, 'p', { 'x-api-key': { secretRef: 'nope' } }) }));
+    const missing = await expectAppError(registry.client.request(RegistryPutToolset, { toolsetId: 'http-missing', spec: httpSpec(nonceServer.url, 'p', { 'x-api-key': { secretRef: 'nope' } }) }));
     expect(missing).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'SECRET_MISSING' } });
-    const refused = await expectTyped(acquire('http-stale', alice, 'stale'));
+    const refused = await expectAppError(acquire('http-stale', alice, 'stale'));
     expect(refused).toMatchObject({ code: 'UNAVAILABLE', details: { reason: 'MCP_CONNECT_FAILED' } });
     expect(refused.message).not.toContain('not-the-secret');
   }, 60_000);
 
   it('a stdio spec is still refused when the deployment does not allow stdio', async () => {
-    const error = await expectTyped(registry.client.request(RegistryPutToolset, { toolsetId: 'stdio-refused', spec: { connection: { kind: 'stdio', command: process.execPath, args: [] }, profileId: 'p' } }));
+    const error = await expectAppError(registry.client.request(RegistryPutToolset, { toolsetId: 'stdio-refused', spec: { connection: { kind: 'stdio', command: process.execPath, args: [] }, profileId: 'p' } }));
     expect(error).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'STDIO_NOT_ALLOWED' } });
   }, 30_000);
 });

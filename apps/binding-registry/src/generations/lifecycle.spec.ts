@@ -1,8 +1,7 @@
 import { ConnCallTool, ConnCancelCall, ConnPing, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type ResponseOf } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, eventually, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { expectTyped } from '../test/expect-error';
-import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, queryRegistrySchema, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import { dropSchemasWithPrefix, eventually, expectAppError, type PrivateNats, sleep, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
 
 /* Idle eviction, maximum lifetime, cancellation and multi-round input requests, all through the bus. */
 const IDLE_MS = 400;
@@ -15,7 +14,7 @@ let providers: { stop(): Promise<void> };
 
 beforeAll(async () => {
   nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
   registry = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-life' });
   const put = async (profileId: string, p: ReturnType<typeof profile>) => registry.client.request(RegistryPutProfile, { profileId, profile: p });
   await put('idle', profile({}, { idleEvictMs: IDLE_MS }));
@@ -41,7 +40,6 @@ const callTool = (handle: GenerationHandle, name: string, args: Record<string, u
   requestOnGeneration(registry.client, ConnCallTool, handle, { callId: extra.callId ?? `c-${Math.random()}`, name, arguments: args, ...(extra.continuation ? { continuation: extra.continuation } : {}) }, { timeoutMs: 30_000 });
 const ping = (handle: GenerationHandle) => requestOnGeneration(registry.client, ConnPing, handle, {});
 const rowOf = async (generationId: string) => (await queryRegistrySchema<{ state: string; close_reason: string | null }>(prefix, 'SELECT state, close_reason FROM connection_generations WHERE generation_id = $1', [generationId]))[0];
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('idle eviction and maximum lifetime (from the profile)', () => {
   it('the last release makes a generation evictable; in-flight operations hold it; idle eviction ends it for good', async () => {
@@ -58,7 +56,7 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
       return r?.state === 'LIVE' ? undefined : r;
     }, IDLE_MS * 10, 50);
     expect(row).toEqual({ state: 'CLOSED', close_reason: 'IDLE_EVICTED' });
-    expect(await expectTyped(ping(handle))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'IDLE_EVICTED' } });
+    expect(await expectAppError(ping(handle))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'IDLE_EVICTED' } });
     const next = await acquire('idle', 'idle-1');
     expect(next.generationId).not.toBe(handle.generationId);
     expect(next.fence).toBeGreaterThan(handle.fence);
@@ -76,7 +74,7 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
     const handle = await acquire('lifetime', 'life-1');
     expect((await ping(handle)).ok).toBe(true);
     // Pings (in-flight references) do not extend a lifetime: keep using the generation until it ends.
-    const gone = await eventually(async () => expectTyped(ping(handle)).catch(() => undefined), LIFETIME_MS * 3, 100);
+    const gone = await eventually(async () => expectAppError(ping(handle)).catch(() => undefined), LIFETIME_MS * 3, 100);
     expect(Date.now() - started).toBeGreaterThanOrEqual(LIFETIME_MS);
     expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'MAX_LIFETIME' } });
     // The owner stops serving the generation first, then records why: the durable row follows shortly after.
@@ -97,7 +95,7 @@ describe('cancel-call', () => {
     const inflight = callTool(handle, 'slow', { ms: 20_000, steps: 40 }, { callId: 'call-to-cancel' });
     await sleep(400);
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'call-to-cancel' })).toEqual({ cancelled: true });
-    expect(await expectTyped(inflight)).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CANCELLED' } });
+    expect(await expectAppError(inflight)).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CANCELLED' } });
     // Nothing left to cancel under that id.
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'call-to-cancel' })).toEqual({ cancelled: false });
     const seen = await eventually(async () => {
@@ -113,7 +111,7 @@ describe('cancel-call', () => {
     const handle = await acquire('idle', 'cancel-2');
     const inflight = callTool(handle, 'slow', { ms: 1000, steps: 1 }, { callId: 'dup' });
     await sleep(150);
-    expect(await expectTyped(callTool(handle, 'slow', { ms: 10, steps: 1 }, { callId: 'dup' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'CALL_ID_IN_FLIGHT' } });
+    expect(await expectAppError(callTool(handle, 'slow', { ms: 10, steps: 1 }, { callId: 'dup' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'CALL_ID_IN_FLIGHT' } });
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'never-started' })).toEqual({ cancelled: false });
     expect(await inflight).toMatchObject({ kind: 'complete' });
   }, 60_000);
@@ -131,13 +129,13 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'deploy' }));
     expect(round1).toMatchObject({ round: 1, requestState: 'state-for-deploy', inputRequests: { confirm: { method: 'elicitation/create' } } });
     for (const forged of ['forged', 'state-for-deploy ', 'STATE-FOR-DEPLOY']) {
-      const error = await expectTyped(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: forged } }));
+      const error = await expectAppError(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: forged } }));
       expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'REQUEST_STATE_MISMATCH' } });
     }
     const done = await callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: round1.requestState } });
     expect(done).toMatchObject({ kind: 'complete', result: { structuredContent: { confirmed: true, action: 'deploy', requestState: 'state-for-deploy' } } });
     // The flow is finished: it cannot be continued again.
-    const replay = await expectTyped(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }));
+    const replay = await expectAppError(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }));
     expect(replay).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_FLOW_UNKNOWN' } });
   }, 60_000);
 
@@ -146,7 +144,7 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'x' }));
     const round2 = asRound(await callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }));
     expect(round2).toMatchObject({ flowId: round1.flowId, round: 2 });
-    const capped = await expectTyped(callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }));
+    const capped = await expectAppError(callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }));
     expect(capped).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' } });
   }, 60_000);
 
@@ -154,12 +152,12 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
     const handle = await acquire('modern', 'mrtr-3', 'full');
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'late' }));
     await sleep(MRTR_TOTAL_MS + 300);
-    const late = await expectTyped(callTool(handle, 'confirm', { action: 'late' }, { continuation: { flowId: round1.flowId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: round1.requestState } }));
+    const late = await expectAppError(callTool(handle, 'confirm', { action: 'late' }, { continuation: { flowId: round1.flowId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: round1.requestState } }));
     expect(late).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_TIME_EXCEEDED' } });
   }, 60_000);
 
   it('the same tool on an app-safe connection fails closed at the first round', async () => {
     const handle = await acquire('modern', 'mrtr-4', 'app-safe');
-    expect(await expectTyped(callTool(handle, 'confirm', { action: 'deploy' }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
+    expect(await expectAppError(callTool(handle, 'confirm', { action: 'deploy' }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
   }, 60_000);
 });

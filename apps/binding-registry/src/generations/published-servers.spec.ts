@@ -1,7 +1,7 @@
 import { ConnCallTool, ConnListTools, ConnReadResource, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, type PrivateNats, PUBLISHED_SERVERS, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { alice, bootRegistry, profile, PROVIDERS, publishedSpec, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import { dropSchemasWithPrefix, type PrivateNats, PUBLISHED_SERVERS, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { alice, bootRegistry, profile, PROVIDER_FAKES, publishedSpec, type RegistryUnderTest, session } from '../test/registry-harness';
 
 const prefix = uniquePrefix();
 let nats: PrivateNats;
@@ -10,7 +10,7 @@ let providers: { stop(): Promise<void> };
 
 beforeAll(async () => {
   nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
   registry = await bootRegistry(nats.url, prefix);
   await registry.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
 }, 60_000);

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRotateKeys, RegistryVerifyBindingRevision } from '@apphost/contracts';
-import { dropSchemasWithPrefix, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { expectTyped } from '../test/expect-error';
-import { bootRegistry, fixtureSpec, profile, PROVIDERS, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
+import { dropSchemasWithPrefix, expectAppError, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest } from '../test/registry-harness';
 
 const prefix = uniquePrefix();
 const hostKey = randomBytes(32).toString('base64');
@@ -17,7 +16,7 @@ const boot = async (env: Record<string, string> = {}) => {
 
 beforeAll(async () => {
   nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, Object.values(PROVIDERS));
+  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
 }, 30_000);
 
 afterAll(async () => {
@@ -46,7 +45,7 @@ describe('key ring', () => {
   it('a missing key fails closed', async () => {
     const r = booted[booted.length - 1];
     const missing = revision.replace(/^v1\.[^.]+\./, 'v1.kmissing.');
-    expect(await expectTyped(r.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: missing }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'KEY_UNKNOWN' } });
+    expect(await expectAppError(r.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: missing }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'KEY_UNKNOWN' } });
   });
 
   it('a wrong host key stops startup instead of serving with unreadable keys', async () => {
@@ -73,7 +72,7 @@ describe('key ring', () => {
     await y.stop();
     const again = await z.client.request(RegistryRotateKeys, {});
     expect(again.retiredKeyIds).toEqual(expect.arrayContaining([rotated.activeKeyId]));
-    const retired = await expectTyped(z.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: rebound.bindingRevision! }));
+    const retired = await expectAppError(z.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: rebound.bindingRevision! }));
     expect(retired).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'KEY_RETIRED' } });
     expect((await z.client.request(RegistryGetToolset, { toolsetId: 't' })).state).toBe('PROFILE_BOUND');
   }, 60_000);

@@ -1,89 +1,55 @@
 import { randomBytes } from 'node:crypto';
-import { BusClient, BusServer, NatsTransport } from '@apphost/bus';
-import { describeContract, type DescribeResponse, type HostProfile, type ServiceName, type ToolsetSpecInput } from '@apphost/contracts';
-import { startService, type RunningService } from '@apphost/runtime';
-import { TEST_DATABASE_URL, fixtureServerCommand, publishedServerCommand, type FixtureServerName, type PUBLISHED_SERVERS } from '@apphost/testing';
-import pino from 'pino';
+import { BusClient } from '@apphost/bus';
+import type { HostProfile, ServiceName, ToolsetSpecInput } from '@apphost/contracts';
+import {
+  bootService,
+  fixtureServerCommand,
+  publishedServerCommand,
+  TEST_DATABASE_URL,
+  type FakeProvider,
+  type FixtureServerName,
+  type PUBLISHED_SERVERS,
+  type ServiceUnderTest,
+} from '@apphost/testing';
 import { Client as PgClient } from 'pg';
 import { bindingRegistryService } from '../service';
 
-export interface RegistryUnderTest {
+export interface RegistryUnderTest extends ServiceUnderTest {
   instanceId: string;
-  running: RunningService;
-  client: BusClient;
-  stop(): Promise<void>;
 }
 
-/** One registry instance on its own NATS connection (two of these are two registry replicas). */
+/** One registry instance on its own NATS connection (two of these are two registry replicas); `stop()` is idempotent. */
 export async function bootRegistry(natsUrl: string, prefix: string, env: Record<string, string> = {}): Promise<RegistryUnderTest> {
   const instanceId = env['INSTANCE_ID'] ?? `reg-${randomBytes(3).toString('hex')}`;
-  const transport = await NatsTransport.connect({ servers: natsUrl, name: `test-${instanceId}` });
-  try {
-    const running = await startService(bindingRegistryService, {
-      env: {
-        DATABASE_URL: TEST_DATABASE_URL,
-        DATABASE_SCHEMA_PREFIX: prefix,
-        INSTANCE_ID: instanceId,
-        REGISTRY_ALLOW_STDIO: 'true',
-        REGISTRY_INSTANCE_LEASE_MS: '3000',
-        REGISTRY_PROVIDER_TIMEOUT_MS: '500',
-        SHUTDOWN_GRACE_MS: '2000',
-        ...env,
-      },
-      transport,
-      http: false,
-      processMetrics: false,
-      logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
-    });
-    let stopped = false;
-    return {
-      instanceId,
-      running,
-      client: new BusClient({ transport, defaultTimeoutMs: 30_000 }),
-      stop: async () => {
-        if (stopped) return;
-        stopped = true;
-        await running.close();
-        await transport.close();
-      },
-    };
-  } catch (error) {
-    await transport.close();
-    throw error;
-  }
+  const service = await bootService(bindingRegistryService, prefix, {
+    NATS_URL: natsUrl,
+    INSTANCE_ID: instanceId,
+    REGISTRY_ALLOW_STDIO: 'true',
+    REGISTRY_INSTANCE_LEASE_MS: '3000',
+    REGISTRY_PROVIDER_TIMEOUT_MS: '500',
+    ...env,
+  });
+  let stopped = false;
+  return {
+    ...service,
+    instanceId,
+    client: new BusClient({ transport: service.transport, defaultTimeoutMs: 30_000 }),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      await service.stop();
+    },
+  };
 }
 
-export interface FakeProvider {
+/** The store identity each provider of `profile()` reports in `describe`. */
+interface ProviderIdentity {
   service: ServiceName;
   namespace: string;
   revision?: string;
 }
 
-/** Services answering `describe` with a given store identity: the providers a profile references. */
-export async function startFakeProviders(natsUrl: string, providers: FakeProvider[]): Promise<{ stop(): Promise<void> }> {
-  const transport = await NatsTransport.connect({ servers: natsUrl, name: 'fake-providers' });
-  const servers = providers.map((p) => {
-    const server = new BusServer({ transport, instanceId: `fake-${p.service}`, queueGroup: p.service, logger: { error: () => undefined, warn: () => undefined } });
-    server.register(describeContract(p.service), (): DescribeResponse => ({
-      service: p.service,
-      version: 'test',
-      instanceId: `fake-${p.service}`,
-      transport: 'nats',
-      startedAt: new Date().toISOString(),
-      stores: [{ kind: 'postgres', name: p.service, ready: true, namespace: p.namespace, ...(p.revision ? { revision: p.revision } : {}) }],
-    }));
-    server.start();
-    return server;
-  });
-  return {
-    stop: async () => {
-      await Promise.all(servers.map((s) => s.stop(100)));
-      await transport.close();
-    },
-  };
-}
-
-export const PROVIDERS: Record<string, FakeProvider> = {
+export const PROVIDERS: Record<string, ProviderIdentity> = {
   principalResolver: { service: 'gateway', namespace: 'ns-gateway' },
   sessionAuthorizer: { service: 'governed-operations', namespace: 'ns-governed' },
   sealedResultStore: { service: 'sealed-result-store', namespace: 'ns-sealed', revision: '1' },
@@ -91,9 +57,15 @@ export const PROVIDERS: Record<string, FakeProvider> = {
   exportAuditStore: { service: 'export-audit', namespace: 'ns-export' },
 };
 
+/** `PROVIDERS` as fakes for `startFakeProviders`: each answers `describe` with its store identity. */
+export const PROVIDER_FAKES: FakeProvider[] = Object.values(PROVIDERS).map((p) => ({
+  service: p.service,
+  stores: [{ kind: 'postgres', name: p.service, ready: true, namespace: p.namespace, ...(p.revision ? { revision: p.revision } : {}) }],
+}));
+
 /** A complete profile whose providers are the fakes above; the key provider is the registry itself. */
 export function profile(overrides: Partial<HostProfile['providers']> = {}, connection: Partial<HostProfile['connectionPolicy']> = {}): HostProfile {
-  const ref = (p: FakeProvider) => ({ service: p.service, namespace: p.namespace, ...(p.revision ? { revision: p.revision } : {}) });
+  const ref = (p: ProviderIdentity) => ({ service: p.service, namespace: p.namespace, ...(p.revision ? { revision: p.revision } : {}) });
   return {
     extension: { mimeTypes: ['text/html;profile=mcp-app'] },
     hostCapabilities: { openLinks: true, serverTools: true, serverResources: true, logging: false, message: { text: true }, updateModelContext: { text: true, structuredContent: true } },

@@ -22,10 +22,10 @@ import {
 import { requestOnGeneration } from '@apphost/mcp';
 import { projectForModel, validateToolResult, type ValidToolResult } from '@apphost/policy';
 import { FAULT_POINTS, type FaultPoints, type Logger } from '@apphost/runtime';
+import { SealedResultClient } from '@apphost/sealed-results';
 import { describeFailure, driftOf, errorResponse, type PlannedCall } from './batch-plan';
 import type { BatchConfig } from './batch.config';
 import { BATCH_CONFIG, BATCH_LOGGER, type BatchFaultPoint } from './batch.tokens';
-import { SealedWriter } from './sealed.client';
 
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
 export interface ToolsetFacts {
@@ -75,7 +75,7 @@ export function failedOutcome(call: PlannedCall, code: string, message: string):
  */
 @Injectable()
 export class CallPipeline {
-  private readonly sealed: SealedWriter;
+  private readonly sealed: SealedResultClient;
 
   constructor(
     @Inject(BusClient) private readonly bus: BusClient,
@@ -83,7 +83,7 @@ export class CallPipeline {
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
     @Inject(FAULT_POINTS) private readonly faults: FaultPoints<BatchFaultPoint>,
   ) {
-    this.sealed = new SealedWriter(bus, config.storeTimeoutMs);
+    this.sealed = new SealedResultClient(bus, { timeoutMs: config.storeTimeoutMs });
   }
 
   /** The session's current incarnation: everything a call does is scoped to it. NOT_FOUND unless the session is ACTIVE. */

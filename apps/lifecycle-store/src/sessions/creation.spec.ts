@@ -1,6 +1,6 @@
 import { LifecycleCreateSession, LifecycleAppendEvents, LifecycleDeleteSession, LifecycleGetSession, LifecycleListEvents, type LedgerEventInput } from '@apphost/contracts';
-import { describeOnPostgres } from '@apphost/testing';
-import { latch, LifecycleHarness } from '../testing/lifecycle-harness';
+import { describeOnPostgres, latch } from '@apphost/testing';
+import { LifecycleHarness } from '../testing/lifecycle-harness';
 
 const imports: LedgerEventInput[] = [
   { author: 'user', content: { role: 'user', parts: [{ text: 'hello' }] } },

@@ -1,7 +1,7 @@
 import { LifecycleAppendEvents, LifecycleCreateSession, LifecycleDeleteSession, LifecycleGetSession, LifecycleListEvents, type LedgerEventInput } from '@apphost/contracts';
-import { describeOnPostgres } from '@apphost/testing';
+import { describeOnPostgres, latch } from '@apphost/testing';
 import type { LifecycleFaultPoint } from '../faults';
-import { latch, LifecycleHarness, participantName, TestParticipant } from '../testing/lifecycle-harness';
+import { LifecycleHarness, participantName, TestParticipant } from '../testing/lifecycle-harness';
 
 const note = (text: string): LedgerEventInput => ({ author: 'agent', content: { parts: [{ text }] } });
 

@@ -3,32 +3,10 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { BusServer, NatsTransport } from '@apphost/bus';
 import { AppHostError, cascadeParticipantContract, type CascadeOperation, type SessionKey } from '@apphost/contracts';
-import { bootService, dropSchemasWithPrefix, TEST_NATS_URL, uniquePrefix, type PostgresTarget, type ServiceUnderTest } from '@apphost/testing';
+import { bootService, dropSchemasWithPrefix, latch, TEST_NATS_URL, uniquePrefix, type Latch, type PostgresTarget, type ServiceUnderTest } from '@apphost/testing';
 import { LifecycleFaults } from '../faults';
 import { LifecycleRecovery } from '../lifecycle.module';
 import { lifecycleStoreService } from '../service';
-
-/** A held-open point in a race: `action` is armed on a fault point; `reached` resolves when code arrives there. */
-export interface Latch {
-  action: () => Promise<void>;
-  reached: Promise<void>;
-  release(): void;
-}
-
-export function latch(): Latch {
-  let release!: () => void;
-  let reach!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const reached = new Promise<void>((resolve) => (reach = resolve));
-  return {
-    action: async () => {
-      reach();
-      await released;
-    },
-    reached,
-    release,
-  };
-}
 
 /**
  * A deletion-cascade participant for tests: a BusServer of its own on a test service name, answering `revoke` and

@@ -17,9 +17,8 @@ import {
   type SealedCreateScope,
   type SealedEnvelope,
 } from '@apphost/contracts';
-import { describeOnPostgres, dropSchemasWithPrefix, uniquePrefix } from '@apphost/testing';
-import { expectAppError } from '../test/expect-error';
-import { envelopeFor, keyOf, largeEnvelope, latch, newSession, scopeOf, uid } from '../test/fixtures';
+import { describeOnPostgres, dropSchemasWithPrefix, expectAppError, latch, uniquePrefix } from '@apphost/testing';
+import { envelopeFor, keyOf, largeEnvelope, newSession, scopeOf, uid } from '../test/fixtures';
 import { bootSealed, type SealedUnderTest } from '../test/sealed-harness';
 import { SEALED_NOT_FOUND_MESSAGE } from './sealed-result.service';
 

@@ -45,10 +45,3 @@ export function largeEnvelope(functionCallId: string, bytes: number): SealedEnve
   for (let i = 0; i * 1027 < bytes; i++) rows.push(`${i}:`.padEnd(1024, String.fromCharCode(97 + (i % 26))));
   return envelopeFor(functionCallId, { rows });
 }
-
-/** A deferred: a promise plus its resolver, to hold a fault point open and release it from the test. */
-export function latch(): { promise: Promise<void>; release: () => void } {
-  let release!: () => void;
-  const promise = new Promise<void>((resolve) => (release = resolve));
-  return { promise, release };
-}

@@ -1,7 +1,7 @@
 import { Client } from 'pg';
 import type { SessionKey } from '@apphost/contracts';
+import { SealedResultClient } from '@apphost/sealed-results';
 import { bootService, type ServiceUnderTest } from '@apphost/testing';
-import { SealedResultClient } from '../client/sealed-result.client';
 import { SealedFaults } from '../sealed/sealed-faults';
 import { SealedResultService } from '../sealed/sealed-result.service';
 import { sealedResultStoreService } from '../service';

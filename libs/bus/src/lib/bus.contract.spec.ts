@@ -18,6 +18,7 @@ function countingTransport(inner: BusTransport): BusTransport & { published: num
   return counting;
 }
 
+// Not the test kit's expectAppError: @apphost/testing depends on this library (importing it would be a cycle).
 async function expectBusError(promise: Promise<unknown>, code: string): Promise<AppHostError> {
   const error = await promise.then(
     () => undefined,

@@ -52,6 +52,7 @@ export function echoContract() {
 
 export const silentLogger = { error: jest.fn(), warn: jest.fn() };
 
+// @apphost/testing depends on this library, so its specs cannot import the test kit's `sleep` (a dependency cycle).
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

@@ -27,6 +27,9 @@ export async function deleteKeysWithPrefix(url: string, prefix: string): Promise
   }
 }
 
+// freePort, sleep and eventually stay here: @apphost/testing depends on this library through runtime, so
+// importing the test kit would be a dependency cycle.
+
 /** A loopback port nothing listens on right now. */
 export function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

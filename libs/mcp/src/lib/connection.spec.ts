@@ -1,18 +1,11 @@
-import { AppHostError } from '@apphost/contracts';
 import { McpConnection, type OpenConnectionOptions } from './connection';
-import { fixtureTarget } from './test-targets';
+import { fixtureTarget, typedRejection } from './test-targets';
 
 const opened: McpConnection[] = [];
 async function open(options: Partial<OpenConnectionOptions> & Pick<OpenConnectionOptions, 'target'>): Promise<McpConnection> {
   const connection = await McpConnection.open({ connectionClass: 'app-safe', advertiseUi: false, connectTimeoutMs: 20_000, requestTimeoutMs: 10_000, ...options });
   opened.push(connection);
   return connection;
-}
-
-async function typed(p: Promise<unknown>): Promise<AppHostError> {
-  const error = await p.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(AppHostError);
-  return error as AppHostError;
 }
 
 const structured = (outcome: unknown) => (outcome as { result: { structuredContent: Record<string, unknown> } }).result.structuredContent;
@@ -81,7 +74,7 @@ describe('McpConnection: bounded discovery against the hostile fixture', () => {
   }, 60_000);
 
   it.each(cases)('mode %s is denied with %s', async (mode, reason) => {
-    const error = await typed(connections.get(mode)!.listTools(bounds));
+    const error = await typedRejection(connections.get(mode)!.listTools(bounds));
     expect(error.details?.['reason']).toBe(reason);
   });
 });
@@ -112,7 +105,7 @@ describe('McpConnection: calls on a connection-stateful server', () => {
     const seen = progress.length;
     await new Promise((r) => setTimeout(r, 50));
     expect(progress).toHaveLength(seen);
-    const error = await typed(a.callTool({ name: 'slow', arguments: { ms: 2000, steps: 1 } }, { timeoutMs: 200 }));
+    const error = await typedRejection(a.callTool({ name: 'slow', arguments: { ms: 2000, steps: 1 } }, { timeoutMs: 200 }));
     expect(error.code).toBe('OUTCOME_UNKNOWN');
   });
 
@@ -120,7 +113,7 @@ describe('McpConnection: calls on a connection-stateful server', () => {
     const controller = new AbortController();
     const call = a.callTool({ name: 'slow', arguments: { ms: 5000, steps: 1 } }, { signal: controller.signal });
     setTimeout(() => controller.abort('teardown'), 100);
-    const error = await typed(call);
+    const error = await typedRejection(call);
     expect(error.code).toBe('FAILED_PRECONDITION');
   });
 
@@ -128,7 +121,7 @@ describe('McpConnection: calls on a connection-stateful server', () => {
     const c = await open({ target: fixtureTarget('stateful-nonce') });
     await Promise.all([c.close(), c.close()]);
     expect(c.closed).toBe(true);
-    const error = await typed(c.ping());
+    const error = await typedRejection(c.ping());
     expect(error.details?.['reason']).toBe('CONNECTION_CLOSED');
   });
 });
@@ -136,10 +129,10 @@ describe('McpConnection: calls on a connection-stateful server', () => {
 describe('McpConnection: input requests (2026-07-28)', () => {
   it('an app-safe call that receives an input-request round fails closed', async () => {
     const c = await open({ target: fixtureTarget('hostile'), protocol: '2026-07-28' });
-    const error = await typed(c.callTool({ name: 'input-required' }));
+    const error = await typedRejection(c.callTool({ name: 'input-required' }));
     expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
     const nonce = await open({ target: fixtureTarget('stateful-nonce'), protocol: '2026-07-28' });
-    const refused = await typed(nonce.callTool({ name: 'confirm', arguments: { action: 'deploy' } }));
+    const refused = await typedRejection(nonce.callTool({ name: 'confirm', arguments: { action: 'deploy' } }));
     expect(refused.details?.['reason']).toBe('INPUT_REQUIRED_DENIED');
   }, 60_000);
 
@@ -148,7 +141,7 @@ describe('McpConnection: input requests (2026-07-28)', () => {
     const first = await c.callTool({ name: 'confirm', arguments: { action: 'deploy' } });
     expect(first).toMatchObject({ kind: 'input_required', round: 1, requestState: 'state-for-deploy' });
     if (first.kind !== 'input_required') throw new Error('expected an input round');
-    const mismatch = await typed(c.callTool({ name: 'confirm', arguments: { action: 'deploy' }, continuation: { flowId: first.flowId, inputResponses: {}, requestState: 'forged' } }));
+    const mismatch = await typedRejection(c.callTool({ name: 'confirm', arguments: { action: 'deploy' }, continuation: { flowId: first.flowId, inputResponses: {}, requestState: 'forged' } }));
     expect(mismatch.details?.['reason']).toBe('REQUEST_STATE_MISMATCH');
     const done = await c.callTool({
       name: 'confirm',
@@ -162,7 +155,7 @@ describe('McpConnection: input requests (2026-07-28)', () => {
     const round2 = await c.callTool({ name: 'confirm', arguments: { action: 'x' }, continuation: { flowId: again.flowId, inputResponses: {}, requestState: again.requestState } });
     expect(round2).toMatchObject({ kind: 'input_required', round: 2 });
     if (round2.kind !== 'input_required') throw new Error('expected an input round');
-    const capped = await typed(c.callTool({ name: 'confirm', arguments: { action: 'x' }, continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }));
+    const capped = await typedRejection(c.callTool({ name: 'confirm', arguments: { action: 'x' }, continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }));
     expect(capped.details?.['reason']).toBe('INPUT_REQUIRED_ROUNDS_EXCEEDED');
   }, 60_000);
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { AppHostError } from '@apphost/contracts';
 import { walkPages, type DiscoveryBounds, type Page } from './pagination';
+import { typedRejection } from './test-targets';
 
 const bounds: DiscoveryBounds = { maxPages: 5, maxItems: 10, maxBytes: 1000, maxTimeMs: 1000 };
 
@@ -12,9 +13,7 @@ function pages(list: Page<number>[]) {
 }
 
 async function reasonOf(p: Promise<unknown>): Promise<string> {
-  const error = await p.then(() => undefined, (e: unknown) => e);
-  expect(error).toBeInstanceOf(AppHostError);
-  return String((error as AppHostError).details?.['reason']);
+  return String((await typedRejection(p)).details?.['reason']);
 }
 
 describe('walkPages', () => {

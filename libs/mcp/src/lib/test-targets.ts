@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { AppHostError } from '@apphost/contracts';
 import type { StdioTarget } from './target';
 
 // libs/mcp may not import the testing library (module boundaries), so its specs start the fixtures by path.
@@ -48,4 +49,14 @@ export async function startFixtureOverHttp(name: 'stateful-nonce' | 'capability-
     await stop();
     throw error;
   }
+}
+
+/**
+ * Awaits a rejection and returns it as the AppHostError it must be (test use only). libs/mcp may not import the
+ * testing library's `expectAppError` (module boundaries), so its specs share this one.
+ */
+export async function typedRejection(promise: Promise<unknown>): Promise<AppHostError> {
+  const error = await promise.then(() => undefined, (e: unknown) => e);
+  expect(error).toBeInstanceOf(AppHostError);
+  return error as AppHostError;
 }

@@ -43,6 +43,7 @@ async function openDb(options: Partial<Parameters<typeof openServiceDatabase>[0]
   return db;
 }
 
+// Not the test kit's expectAppError: @apphost/testing depends on this library (importing it would be a cycle).
 async function rejection(promise: Promise<unknown>): Promise<AppHostError> {
   const error = await promise.then(
     () => undefined,

@@ -145,4 +145,5 @@ async function waitForLockWait(ds: DataSource, pid: number, timeoutMs: number): 
   return false;
 }
 
+// @apphost/testing depends on this library, so it cannot use the test kit's `sleep` (a dependency cycle).
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));

@@ -1,7 +1,8 @@
 import { Client } from 'pg';
 import { TEST_DATABASE_URL, uniquePrefix } from './environment';
 import { dropSchemasWithPrefix } from './pg-cleanup';
-import { eventually, spawnTs, waitForExit } from './processes';
+import { eventually } from './async';
+import { spawnTs, waitForExit } from './processes';
 
 describe('test helpers', () => {
   it('makes prefixes that are valid, distinct schema-name prefixes', () => {

@@ -3,6 +3,7 @@ import { canonicalize } from '@apphost/canonical-json';
 import {
   AppHostError,
   SEALED_INLINE_MAX_BYTES,
+  SealedCommit,
   SealedCreate,
   SealedCreateBegin,
   SealedCreateChunk,
@@ -10,6 +11,8 @@ import {
   SealedReadChunk,
   SealedResolve,
   type ExpectedStore,
+  type SealedCommitRequest,
+  type SealedCommitResponse,
   type SealedCreateRequest,
   type SealedCreateResponse,
   type SealedEnvelope,
@@ -18,12 +21,12 @@ import {
 } from '@apphost/contracts';
 
 /**
- * The caller side of the store's transfer protocol: envelopes up to SEALED_INLINE_MAX_BYTES canonical bytes go in
- * one `create`; larger ones are staged in SEALED_CHUNK_BYTES chunks (begin, chunk…, finish). `resolve` follows a
- * chunked reply with `read-chunk` calls and parses the reassembled canonical bytes.
+ * The caller side of the sealed-result store's bus contracts. `create`: envelopes up to SEALED_INLINE_MAX_BYTES
+ * canonical bytes go in one `create`; larger ones are staged in SEALED_CHUNK_BYTES chunks (begin, chunk…, finish).
+ * `resolve` follows a chunked reply with `read-chunk` calls and parses the reassembled canonical bytes. `commit`
+ * binds a PENDING record to its appended event.
  *
- * Pure protocol over a BusClient; governed-operations and export-audit need the same code, so it is meant to
- * move into a shared library (apps may not import each other).
+ * Pure protocol over a BusClient; every request carries the `options` given here (timeout, parent context).
  */
 export class SealedResultClient {
   constructor(
@@ -50,6 +53,10 @@ export class SealedResultClient {
       await this.bus.request(SealedCreateChunk, { uploadId: begun.uploadId, index, data, expectedStore }, this.options);
     }
     return this.bus.request(SealedCreateFinish, { uploadId: begun.uploadId, expectedStore }, this.options);
+  }
+
+  commit(key: SealedRecordKey, expectedStore?: SealedCommitRequest['expectedStore']): Promise<SealedCommitResponse> {
+    return this.bus.request(SealedCommit, expectedStore === undefined ? { key } : { key, expectedStore }, this.options);
   }
 
   async resolve(key: SealedRecordKey, expectedStore?: ExpectedStore): Promise<{ ref: SealedResultRef; envelope: SealedEnvelope }> {
