@@ -4,6 +4,7 @@ import { FaultPoints } from '@apphost/runtime';
 import { REGISTRY_FAULTS } from '../registry.tokens';
 import { RegistryStoreAccess } from '../store/store-access';
 import { dropSchemasWithPrefix, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { callStarted } from '../test/call-started';
 import { expectTyped } from '../test/expect-error';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
 import type { RegistryFaultPoint } from './binding.service';
@@ -244,9 +245,10 @@ describe('revocation and rebind on live pooled connections', () => {
   it('rebind racing in-flight calls and listings: the old generation fails typed, the new one serves, old never returns', async () => {
     await bus().request(RegistryPutToolset, { toolsetId: 'racing', spec: fixtureSpec('stateful-nonce', 'full') });
     const old = await acquire('racing');
+    const started = callStarted('slow');
     const slow = requestOnGeneration(bus(), ConnCallTool, old, { callId: 'slow-1', name: 'slow', arguments: { ms: 3000, steps: 3 } });
     const listing = requestOnGeneration(bus(), ConnListTools, old, {});
-    await new Promise((r) => setTimeout(r, 200));
+    await started;
     const rebound = await bus().request(RegistryRebindToolset, { toolsetId: 'racing' });
     expect(rebound).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 2 });
     const slowError = await expectTyped(slow);

@@ -1,6 +1,7 @@
 import { ConnCallTool, ConnCancelCall, ConnPing, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type ResponseOf } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { dropSchemasWithPrefix, eventually, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { callStarted } from '../test/call-started';
 import { expectTyped } from '../test/expect-error';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, queryRegistrySchema, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
 
@@ -46,8 +47,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe('idle eviction and maximum lifetime (from the profile)', () => {
   it('the last release makes a generation evictable; in-flight operations hold it; idle eviction ends it for good', async () => {
     const handle = await acquire('idle', 'idle-1');
+    const started = callStarted('slow');
     const slow = callTool(handle, 'slow', { ms: IDLE_MS * 3, steps: 3 });
-    await sleep(50);
+    await started;
     expect(await requestOnGeneration(registry.client, ConnRelease, handle, { leaseId: handle.leaseId })).toEqual({ released: true, references: 0 });
     // No lease left, but the call is in flight: the generation must outlive the idle delay.
     expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: IDLE_MS * 3 } } });
@@ -94,8 +96,9 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
 describe('cancel-call', () => {
   it('cancels an in-flight call: the caller gets CANCELLED, the server sees notifications/cancelled, the generation lives on', async () => {
     const handle = await acquire('idle', 'cancel-1');
+    const started = callStarted('slow');
     const inflight = callTool(handle, 'slow', { ms: 20_000, steps: 40 }, { callId: 'call-to-cancel' });
-    await sleep(400);
+    await started;
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'call-to-cancel' })).toEqual({ cancelled: true });
     expect(await expectTyped(inflight)).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CANCELLED' } });
     // Nothing left to cancel under that id.
@@ -111,8 +114,9 @@ describe('cancel-call', () => {
 
   it('a call id in flight cannot be reused; unknown call ids cancel nothing', async () => {
     const handle = await acquire('idle', 'cancel-2');
+    const started = callStarted('slow');
     const inflight = callTool(handle, 'slow', { ms: 1000, steps: 1 }, { callId: 'dup' });
-    await sleep(150);
+    await started;
     expect(await expectTyped(callTool(handle, 'slow', { ms: 10, steps: 1 }, { callId: 'dup' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'CALL_ID_IN_FLIGHT' } });
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'never-started' })).toEqual({ cancelled: false });
     expect(await inflight).toMatchObject({ kind: 'complete' });
