@@ -1,4 +1,4 @@
-import { ConnCallTool, ConnListTools, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
+import { ConnCallTool, ConnListTools, toolsetSpecSchema, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { FaultPoints } from '@apphost/runtime';
 import { REGISTRY_FAULTS } from '../registry.tokens';
@@ -198,7 +198,7 @@ describe('binding lifecycle latch', () => {
 
     it('a caller waiting on another replica\'s construction is woken by its notification', async () => {
       // Another replica won the construction: the row is MATERIALIZING and nothing in this process will finish it.
-      const spec = fixtureSpec('capability-gated', null);
+      const spec = toolsetSpecSchema.parse(fixtureSpec('capability-gated', null));
       await store().toolsets.put('wait-remote', spec, 'digest-wait-remote');
       expect(await store().toolsets.beginMaterialize('wait-remote', 1)).toBe(true);
       const watched = watchMaterializing('wait-remote');
