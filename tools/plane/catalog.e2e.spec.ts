@@ -13,7 +13,7 @@ import {
   type BoundGeneration,
   type GenerationHandle,
 } from '@apphost/contracts';
-import { requestOnGeneration } from '@apphost/mcp';
+import { MCP_REASONS, requestOnGeneration } from '@apphost/mcp';
 import { projectForModel, validateToolResult } from '@apphost/policy';
 import { dropSchemasWithPrefix, startFakeProviders, startPrivateNats, uniquePrefix, CAPABILITY_GATED_RESOURCE, PUBLISHED_SERVERS, type PrivateNats } from '@apphost/testing';
 import { bootCatalogPlane, fixtureSpec, matrixSpec, profile, publishedSpec, token, type CatalogPlane } from './catalog-harness';
@@ -109,8 +109,12 @@ describe('catalog-policy in the plane', () => {
 
     it('an isError: true result keeps its error flag and content (system-monitor never answers isError, so a real hostile-fixture result)', async () => {
       const sysmon = await acquire('sysmon', 'full', 's-proj');
-      // server-system-monitor answers an unknown tool with a JSON-RPC error: a typed error, nothing to project.
-      await expect(requestOnGeneration(plane.registry.client, ConnCallTool, sysmon, { callId: 'c2', name: 'no-such-tool', arguments: {} }, { timeoutMs: 30_000 })).rejects.toMatchObject({ code: expect.any(String) });
+      // server-system-monitor answers an unknown tool with the JSON-RPC error MCP prescribes (-32602, invalid params):
+      // the contract's INVALID_ARGUMENT with the protocol-error reason, nothing to project.
+      await expect(requestOnGeneration(plane.registry.client, ConnCallTool, sysmon, { callId: 'c2', name: 'no-such-tool', arguments: {} }, { timeoutMs: 30_000 })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { reason: MCP_REASONS.protocolError, operation: 'tools/call', mcpCode: -32602 },
+      });
       await put('hostile-normal', fixtureSpec('hostile', 'p1', ['--mode=normal']));
       const h = await acquire('hostile-normal', 'full', 's-proj');
       const call = await requestOnGeneration(plane.registry.client, ConnCallTool, h, { callId: 'c3', name: 'poisoned', arguments: { a: 1 } }, { timeoutMs: 30_000 });

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { FaultPoints } from '@apphost/runtime';
 import { BindingService } from './bindings/binding.service';
+import { BindingStateWaiter } from './bindings/binding-state-waiter';
 import { CatalogService } from './bindings/catalog.service';
 import { GenerationFanout } from './generations/generation-fanout';
 import { GenerationService } from './generations/generation.service';
@@ -27,6 +28,7 @@ export class RegistryModule {
         keyRingProvider,
         OwnedGenerations,
         GenerationFanout,
+        BindingStateWaiter,
         BindingService,
         CatalogService,
         GenerationService,

@@ -9,6 +9,7 @@ import { REGISTRY_CONFIG, REGISTRY_FAULTS } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { BINDING_REVISION_PURPOSE, bindingDigest } from './fingerprint';
 import { probeProviders } from './readiness';
+import { BindingStateWaiter } from './binding-state-waiter';
 import { GenerationFanout } from '../generations/generation-fanout';
 
 export type RegistryFaultPoint = 'binding.after-begin-materialize' | 'binding.before-finish-revoke' | 'generation.after-claim';
@@ -26,6 +27,7 @@ export class BindingService {
     private readonly bus: BusClient,
     private readonly keys: KeyRing,
     private readonly fanout: GenerationFanout,
+    private readonly waiter: BindingStateWaiter,
     @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
     @Inject(REGISTRY_FAULTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
   ) {}
@@ -41,16 +43,22 @@ export class BindingService {
     const toolset = await this.toolset(toolsetId);
     const generation = toolset.currentGeneration;
     if (await this.store.toolsets.beginMaterialize(toolsetId, generation)) {
-      await this.faults.hit('binding.after-begin-materialize');
-      await this.construct(toolset, generation);
+      try {
+        await this.faults.hit('binding.after-begin-materialize');
+        await this.construct(toolset, generation);
+      } finally {
+        await this.waiter.changed(toolsetId, generation);
+      }
     }
+    // Whoever builds may be another replica: wait for its state change (notified), re-reading at a bounded interval.
     const deadline = Date.now() + MATERIALIZE_WAIT_MS;
     for (;;) {
+      const { changed } = await this.waiter.nextChange(toolsetId, generation, deadline - Date.now());
       const binding = await this.binding(toolsetId, generation);
       if (binding.state === 'PROFILE_BOUND' || binding.state === 'MODEL_ONLY') return { toolset, binding };
       if (binding.state === 'REVOKING' || binding.state === 'CLOSED') throw closedError(toolsetId, generation, binding.state);
-      if (Date.now() > deadline) throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, { details: { reason: 'BINDING_MATERIALIZING' } });
-      await new Promise((r) => setTimeout(r, 25));
+      if (Date.now() >= deadline) throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, { details: { reason: 'BINDING_MATERIALIZING' } });
+      await changed;
     }
   }
 
@@ -107,10 +115,11 @@ export class BindingService {
 
   private async closeGeneration(toolsetId: string, generation: number, scope: 'advertising' | 'all'): Promise<void> {
     const state = await this.store.toolsets.beginRevoke(toolsetId, generation);
+    if (state) await this.waiter.changed(toolsetId, generation);
     if (state !== 'REVOKING') return; // CLOSED already (or closed before it was ever materialized)
     await this.fanout.closeBinding(toolsetId, generation, scope);
     await this.faults.hit('binding.before-finish-revoke');
-    await this.store.toolsets.finishRevoke(toolsetId, generation);
+    if (await this.store.toolsets.finishRevoke(toolsetId, generation)) await this.waiter.changed(toolsetId, generation);
   }
 
   private async construct(toolset: ToolsetRow, generation: number): Promise<void> {

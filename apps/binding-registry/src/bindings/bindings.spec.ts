@@ -1,11 +1,14 @@
-import { ConnCallTool, ConnListTools, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
+import { ConnCallTool, ConnListTools, toolsetSpecSchema, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { FaultPoints } from '@apphost/runtime';
 import { REGISTRY_FAULTS } from '../registry.tokens';
 import { RegistryStoreAccess } from '../store/store-access';
 import { dropSchemasWithPrefix, expectAppError, latch, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
+import { callStarted } from '../test/call-started';
 import type { RegistryFaultPoint } from './binding.service';
+import { BindingStateWaiter, notifyBindingState } from './binding-state-waiter';
+import { Client } from 'pg';
 
 const prefix = uniquePrefix();
 let nats: PrivateNats;
@@ -125,6 +128,88 @@ describe('binding lifecycle latch', () => {
     for (const s of [first, second, status]) expect(['REVOKING', 'CLOSED']).toContain(s.state);
     expect(await store().toolsets.binding('latch-b', 1)).toMatchObject({ constructions: 1, closes: 1, state: 'CLOSED' });
   }, 60_000);
+
+  /**
+   * Callers that find a binding MATERIALIZING wait for its state change. The re-check is raised to a minute here, so
+   * a caller returning within the test proves it was woken by the change itself, not by a timer.
+   */
+  describe('waiting for a binding being materialized', () => {
+    const waiter = () => registry.running.app.get(BindingStateWaiter);
+    beforeEach(() => (waiter().recheckMs = 60_000));
+    afterEach(() => {
+      waiter().recheckMs = 1_000;
+      jest.restoreAllMocks();
+    });
+
+    /**
+     * Watches the reads of `toolsetId#1`: `reached` resolves once one returned MATERIALIZING (a caller is about to
+     * wait), `reads()` counts those. A woken waiter reads once before it waits and once after; a poll would read more.
+     */
+    /** `promise`, or a rejection once `ms` passed: a woken waiter answers long before the 10 s materialize deadline. */
+    function within<T>(promise: Promise<T>, ms = 5_000): Promise<T> {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`still waiting after ${ms} ms`)), ms)));
+      return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+    }
+
+    function watchMaterializing(toolsetId: string): { reached: Promise<void>; reads: () => number } {
+      const repo = store().toolsets;
+      const read = repo.binding.bind(repo);
+      let count = 0;
+      const reached = new Promise<void>((resolve) => {
+        jest.spyOn(repo, 'binding').mockImplementation(async (id, generation) => {
+          const row = await read(id, generation);
+          if (id === toolsetId && row?.state === 'MATERIALIZING') {
+            count++;
+            resolve();
+          }
+          return row;
+        });
+      });
+      return { reached, reads: () => count };
+    }
+
+    it('a caller waiting on this replica\'s construction is woken when it finishes', async () => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let reached!: () => void;
+      const atMaterialize = new Promise<void>((r) => (reached = r));
+      faults().arm('binding.after-begin-materialize', async () => {
+        reached();
+        await held;
+      });
+      const put = bus().request(RegistryPutToolset, { toolsetId: 'wait-local', spec: fixtureSpec('stateful-nonce', 'full') });
+      await atMaterialize;
+      const watched = watchMaterializing('wait-local');
+      const acquired = acquire('wait-local');
+      await watched.reached;
+      release();
+      await expect(put).resolves.toMatchObject({ status: { state: 'PROFILE_BOUND' } });
+      await expect(within(acquired)).resolves.toMatchObject({ bindingGeneration: 1 });
+      expect(watched.reads()).toBe(1);
+    }, 30_000);
+
+    it('a caller waiting on another replica\'s construction is woken by its notification', async () => {
+      // Another replica won the construction: the row is MATERIALIZING and nothing in this process will finish it.
+      const spec = toolsetSpecSchema.parse(fixtureSpec('capability-gated', null));
+      await store().toolsets.put('wait-remote', spec, 'digest-wait-remote');
+      expect(await store().toolsets.beginMaterialize('wait-remote', 1)).toBe(true);
+      const watched = watchMaterializing('wait-remote');
+      const acquired = acquire('wait-remote');
+      await watched.reached;
+      // The other replica finishes and notifies over its own connection.
+      const other = new Client(store().store.pool.options);
+      await other.connect();
+      try {
+        expect(await store().toolsets.finishMaterialize('wait-remote', 1, 'MODEL_ONLY', [], null)).toBe(true);
+        await notifyBindingState(other, store().store.schema, 'wait-remote', 1);
+      } finally {
+        await other.end();
+      }
+      await expect(within(acquired)).resolves.toMatchObject({ bindingGeneration: 1, advertisesUi: false });
+      expect(watched.reads()).toBe(1);
+    }, 30_000);
+  });
 });
 
 describe('revocation and rebind on live pooled connections', () => {
@@ -153,9 +238,10 @@ describe('revocation and rebind on live pooled connections', () => {
   it('rebind racing in-flight calls and listings: the old generation fails typed, the new one serves, old never returns', async () => {
     await bus().request(RegistryPutToolset, { toolsetId: 'racing', spec: fixtureSpec('stateful-nonce', 'full') });
     const old = await acquire('racing');
+    const started = callStarted('slow');
     const slow = requestOnGeneration(bus(), ConnCallTool, old, { callId: 'slow-1', name: 'slow', arguments: { ms: 3000, steps: 3 } });
     const listing = requestOnGeneration(bus(), ConnListTools, old, {});
-    await new Promise((r) => setTimeout(r, 200));
+    await started;
     const rebound = await bus().request(RegistryRebindToolset, { toolsetId: 'racing' });
     expect(rebound).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 2 });
     const slowError = await expectAppError(slow);

@@ -1,7 +1,8 @@
 import { ConnCallTool, ConnCancelCall, ConnPing, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type ResponseOf } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, eventually, expectAppError, type PrivateNats, sleep, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { dropSchemasWithPrefix, eventually, expectAppError, sleep, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
+import { callStarted } from '../test/call-started';
 
 /* Idle eviction, maximum lifetime, cancellation and multi-round input requests, all through the bus. */
 const IDLE_MS = 400;
@@ -44,8 +45,9 @@ const rowOf = async (generationId: string) => (await queryRegistrySchema<{ state
 describe('idle eviction and maximum lifetime (from the profile)', () => {
   it('the last release makes a generation evictable; in-flight operations hold it; idle eviction ends it for good', async () => {
     const handle = await acquire('idle', 'idle-1');
+    const started = callStarted('slow');
     const slow = callTool(handle, 'slow', { ms: IDLE_MS * 3, steps: 3 });
-    await sleep(50);
+    await started;
     expect(await requestOnGeneration(registry.client, ConnRelease, handle, { leaseId: handle.leaseId })).toEqual({ released: true, references: 0 });
     // No lease left, but the call is in flight: the generation must outlive the idle delay.
     expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: IDLE_MS * 3 } } });
@@ -92,8 +94,9 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
 describe('cancel-call', () => {
   it('cancels an in-flight call: the caller gets CANCELLED, the server sees notifications/cancelled, the generation lives on', async () => {
     const handle = await acquire('idle', 'cancel-1');
+    const started = callStarted('slow');
     const inflight = callTool(handle, 'slow', { ms: 20_000, steps: 40 }, { callId: 'call-to-cancel' });
-    await sleep(400);
+    await started;
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'call-to-cancel' })).toEqual({ cancelled: true });
     expect(await expectAppError(inflight)).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CANCELLED' } });
     // Nothing left to cancel under that id.
@@ -109,8 +112,9 @@ describe('cancel-call', () => {
 
   it('a call id in flight cannot be reused; unknown call ids cancel nothing', async () => {
     const handle = await acquire('idle', 'cancel-2');
+    const started = callStarted('slow');
     const inflight = callTool(handle, 'slow', { ms: 1000, steps: 1 }, { callId: 'dup' });
-    await sleep(150);
+    await started;
     expect(await expectAppError(callTool(handle, 'slow', { ms: 10, steps: 1 }, { callId: 'dup' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'CALL_ID_IN_FLIGHT' } });
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'never-started' })).toEqual({ cancelled: false });
     expect(await inflight).toMatchObject({ kind: 'complete' });

@@ -91,7 +91,7 @@ describe('HttpErrorFilter over HTTP', () => {
   it('maps an AppHostError to its status and envelope', async () => {
     const { status, correlationId, body } = await request(`${url}/missing`);
     expect(status).toBe(404);
-    expect(correlationId).toBeTruthy();
+    expect(correlationId).toMatch(/^[0-9a-f-]{36}$/);
     expect(body).toEqual({ error: { code: 'NOT_FOUND', message: 'binding not found', retryable: false, details: { binding: 'b1' } } });
   });
 

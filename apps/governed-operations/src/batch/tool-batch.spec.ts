@@ -1,4 +1,4 @@
-import { AppHostError, GovernedPurge, GovernedRevoke, GovernedRunToolBatch } from '@apphost/contracts';
+import { AppHostError, GovernedRunToolBatch } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { descriptors } from '@apphost/testing';
 import { principal, session, startFakePlane, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
@@ -152,10 +152,6 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
     expect(state.log).toContain('seal:w');
     expect(state.log).not.toContain('append');
     expect(state.committed).toEqual([]);
-  });
-
-  it('answers the deletion cascade (revoke, purge) idempotently', async () => {
-    for (const contract of [GovernedRevoke, GovernedPurge, GovernedRevoke]) expect(await plane.service.client.request(contract, { session, incarnation: 3 })).toEqual({ done: true });
   });
 
   it('refuses duplicate ids and unknown tools before anything runs', async () => {

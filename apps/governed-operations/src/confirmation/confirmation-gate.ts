@@ -33,7 +33,7 @@ export class ConfirmationGate {
     const { call, handle } = admitted;
     const confirmationId = `cf-${randomBytes(16).toString('hex')}`;
     const argumentsDigest = canonicalDigest('confirmation-arguments', call.arguments);
-    const expiresAt = new Date(Date.now() + this.config.confirmationTtlMs).toISOString();
+    const expiresAt = new Date(this.permits.now() + this.config.confirmationTtlMs).toISOString();
     await this.permits.put(
       {
         v: 1,

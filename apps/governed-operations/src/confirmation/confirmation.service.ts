@@ -35,7 +35,7 @@ export class ConfirmationService {
 
     const call: PlannedCall = { index: 0, functionCallId: permit.functionCallId, tool: permit.tool, arguments: args };
     let outcome: Outcome;
-    if (Date.parse(permit.expiresAt) <= Date.now()) outcome = failedOutcome(call, 'CONFIRMATION_EXPIRED', 'The user did not decide in time, so this call did not run. Ask again if it is still needed.');
+    if (Date.parse(permit.expiresAt) <= this.permits.now()) outcome = failedOutcome(call, 'CONFIRMATION_EXPIRED', 'The user did not decide in time, so this call did not run. Ask again if it is still needed.');
     else if (!request.confirmed) outcome = failedOutcome(call, 'CONFIRMATION_DENIED', 'The user declined this call, so it did not run.');
     else outcome = await this.runApproved(request, permit, call);
     this.logger.info({ session: request.session.sessionId, confirmationId: permit.confirmationId, tool: permit.tool, confirmed: request.confirmed, outcome: errorCodeOf(outcome) ?? 'ran' }, 'confirmation decided');

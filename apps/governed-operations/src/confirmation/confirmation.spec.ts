@@ -1,6 +1,7 @@
+import Redis from 'ioredis';
 import { canonicalDigest } from '@apphost/canonical-json';
-import { AppHostError, GovernedDecideConfirmation, GovernedRunToolBatch, type RunToolBatchResponse } from '@apphost/contracts';
-import { descriptors } from '@apphost/testing';
+import { AppHostError, GovernedDecideConfirmation, GovernedPurge, GovernedRevoke, GovernedRunToolBatch, type RunToolBatchResponse } from '@apphost/contracts';
+import { descriptors, TEST_REDIS_URL } from '@apphost/testing';
 import { principal, session, startFakePlane, type FakePlane, type FakeState } from '../test/fake-plane';
 import { ConfirmationGate, REQUEST_CONFIRMATION_TOOL } from './confirmation-gate';
 import { ConfirmationPermits } from './confirmation-permits';
@@ -11,21 +12,31 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
   let plane: FakePlane;
   let state: FakeState;
   let evaluations: jest.SpyInstance;
+  let clock: jest.SpyInstance<number, []>;
+  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
 
   beforeAll(async () => {
     plane = await startFakePlane({ GOVERNED_CONFIRMATION_TTL_MS: String(TTL_MS) });
     state = plane.state;
     evaluations = jest.spyOn(plane.service.running.app.get(ConfirmationGate), 'holds');
+    clock = jest.spyOn(plane.service.running.app.get(ConfirmationPermits), 'now');
+    await redis.connect();
   }, 60_000);
 
   afterAll(async () => {
     await plane?.stop();
+    redis.disconnect();
   });
 
   beforeEach(() => {
     plane.reset();
     evaluations.mockClear();
+    clock.mockRestore();
+    clock = jest.spyOn(plane.service.running.app.get(ConfirmationPermits), 'now');
   });
+
+  /** The Redis keys holding the permit `confirmationId` (ids are random, so the pattern is this permit's alone). */
+  const permitKeys = (confirmationId: string) => redis.keys(`*confirmation:*:${confirmationId}`);
 
   const run = (calls: { functionCallId?: string; tool: string; arguments?: Record<string, unknown> }[]) =>
     plane.service.client.request(GovernedRunToolBatch, { principal, session, invocationId: 'inv', calls }, { timeoutMs: 20_000 });
@@ -108,13 +119,51 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     expect(state.log.filter((l) => l.startsWith('call:') || l === 'append')).toEqual([]);
   });
 
-  it('expired: nothing runs; the model gets CONFIRMATION_EXPIRED', async () => {
+  it('expired: nothing runs; the model gets CONFIRMATION_EXPIRED (the permits\' clock is advanced to the expiry)', async () => {
+    const issuedAt = Date.now();
+    clock.mockReturnValue(issuedAt);
     const res = await held();
-    await new Promise((r) => setTimeout(r, TTL_MS + 200));
+    expect(res.confirmations[0].expiresAt).toBe(new Date(issuedAt + TTL_MS).toISOString());
+    clock.mockReturnValue(issuedAt + TTL_MS);
     const decided = await decide(res.confirmations[0].confirmationId, true);
     expect(decided.functionResponses[0].response).toEqual({ error: { code: 'CONFIRMATION_EXPIRED', message: expect.any(String) } });
     expect(state.log.filter((l) => l.startsWith('call:'))).toEqual([]);
-  }, 20_000);
+  });
+
+  it('a millisecond before expiry the approved call still runs', async () => {
+    const issuedAt = Date.now();
+    clock.mockReturnValue(issuedAt);
+    const res = await held();
+    clock.mockReturnValue(issuedAt + TTL_MS - 1);
+    const decided = await decide(res.confirmations[0].confirmationId, true);
+    expect(decided.functionResponses[0].response).toEqual({ content: [{ type: 'text', text: 'guarded ran' }] });
+    expect(state.log.filter((l) => l.startsWith('call:'))).toEqual(['call:guarded']);
+  });
+
+  it('the deletion cascade: revoke makes the incarnation\'s permits undecidable, purge deletes them from Redis; a later incarnation\'s permit is untouched', async () => {
+    const first = (await held({ amount: 1 })).confirmations[0].confirmationId;
+    const second = (await held({ amount: 2 })).confirmations[0].confirmationId;
+    state.incarnation = 4;
+    const later = (await held({ amount: 4 })).confirmations[0].confirmationId;
+    for (const id of [first, second, later]) expect(await permitKeys(id)).toHaveLength(1);
+
+    await expect(plane.service.client.request(GovernedRevoke, { session, incarnation: 3 })).resolves.toEqual({ done: true });
+    state.incarnation = 3; // so the decision below is refused by the revocation alone, not by the incarnation check
+    await expect(decide(first, true)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await permitKeys(first)).toHaveLength(1); // revoked, not yet purged
+    expect(state.log.filter((l) => l.startsWith('call:') || l === 'append')).toEqual([]);
+
+    await expect(plane.service.client.request(GovernedPurge, { session, incarnation: 3 })).resolves.toEqual({ done: true });
+    expect(await permitKeys(first)).toEqual([]);
+    expect(await permitKeys(second)).toEqual([]);
+    expect(await permitKeys(later)).toHaveLength(1);
+    // Repeated steps are harmless, and what they removed stays removed.
+    for (const contract of [GovernedRevoke, GovernedPurge]) await expect(plane.service.client.request(contract, { session, incarnation: 3 })).resolves.toEqual({ done: true });
+    await expect(decide(second, true)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    state.incarnation = 4;
+    await expect(decide(later, true)).resolves.toMatchObject({ incarnation: 4, functionResponses: [{ functionCallId: 'g', response: { content: [{ type: 'text', text: 'guarded ran' }] } }] });
+    expect(state.callArgs).toEqual([{ amount: 4 }]);
+  });
 
   it('a permit that cannot be stored (coordination store down) fails the batch before any call runs', async () => {
     const permits = plane.service.running.app.get(ConfirmationPermits);

@@ -137,19 +137,18 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
     });
 
     it('abandoned CREATING recovery: after the lease lapses another creator reclaims it as a new incarnation', async () => {
-      await h.restart({ LIFECYCLE_CREATING_LEASE_MS: '300' });
-      try {
-        const key = h.key();
-        h.faults.arm('create.after-reservation');
-        await expect(create(key, 'op-a')).rejects.toMatchObject({ code: 'INTERNAL' });
-        await new Promise((r) => setTimeout(r, 400));
-        await expect(create(key, 'op-b', { importedEvents: imports })).resolves.toMatchObject({ incarnation: 2, state: 'ACTIVE' });
-        // The abandoned creator's retry cannot resurrect its reservation.
-        await expect(create(key, 'op-a')).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'ALREADY_EXISTS' } });
-        expect(await h.sessionRows(key)).toEqual([{ incarnation: 2, creation_operation_id: 'op-b', import_count: 2 }]);
-      } finally {
-        await h.restart({ LIFECYCLE_CREATING_LEASE_MS: '60000' });
-      }
+      const key = h.key();
+      h.faults.arm('create.after-reservation');
+      await expect(create(key, 'op-a')).rejects.toMatchObject({ code: 'INTERNAL' });
+      // Inside the lease another creator is refused …
+      await h.ageReservation(key, 59_000);
+      await expect(create(key, 'op-b', { importedEvents: imports })).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'CREATE_IN_PROGRESS' } });
+      // … and once it has lapsed (60 s), it reclaims.
+      await h.ageReservation(key, 1_000);
+      await expect(create(key, 'op-b', { importedEvents: imports })).resolves.toMatchObject({ incarnation: 2, state: 'ACTIVE' });
+      // The abandoned creator's retry cannot resurrect its reservation.
+      await expect(create(key, 'op-a')).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'ALREADY_EXISTS' } });
+      expect(await h.sessionRows(key)).toEqual([{ incarnation: 2, creation_operation_id: 'op-b', import_count: 2 }]);
     });
 
     it('abandoned CREATING whose creator had committed: a reclaim completes that creation instead (idempotent recovery)', async () => {
@@ -202,8 +201,8 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
       await a.reached;
       let settled = false;
       const pendingB = create(key, 'op-b', { reclaim: true }).finally(() => (settled = true));
-      await new Promise((r) => setTimeout(r, 300));
-      expect(settled).toBe(false); // blocked on the fence row A holds
+      await h.blockedOnLock(); // B's reclaim waits on the fence row A holds
+      expect(settled).toBe(false);
       a.release();
       await expect(pendingA).resolves.toMatchObject({ incarnation: 1, state: 'ACTIVE' });
       await expect(pendingB).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'ALREADY_EXISTS' } });

@@ -1,7 +1,7 @@
 import { LifecycleAppendEvents, LifecycleCreateSession, LifecycleDeleteSession, LifecycleGetSession, LifecycleListEvents, type LedgerEventInput } from '@apphost/contracts';
 import { describeOnPostgres, latch } from '@apphost/testing';
 import type { LifecycleFaultPoint } from '../faults';
-import { LifecycleHarness, participantName, TestParticipant } from '../testing/lifecycle-harness';
+import { CascadeCallLog, LifecycleHarness, participantName, TestParticipant } from '../testing/lifecycle-harness';
 
 const note = (text: string): LedgerEventInput => ({ author: 'agent', content: { parts: [{ text }] } });
 
@@ -9,10 +9,11 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
   describe('through the bus', () => {
     const names = [participantName('views'), participantName('sealed')];
     const participants: TestParticipant[] = [];
+    const log = new CascadeCallLog();
     const h = new LifecycleHarness(target, { LIFECYCLE_CASCADE_PARTICIPANTS: names.join(','), LIFECYCLE_CASCADE_TIMEOUT_MS: '2000' });
 
     beforeAll(async () => {
-      for (const name of names) participants.push(await TestParticipant.start(name));
+      for (const name of names) participants.push(await TestParticipant.start(name, log));
       await h.start();
     }, 60_000);
     afterEach(() => h.faults.disarm());
@@ -47,9 +48,15 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
       expect(deleted).toMatchObject({ state: 'DELETED', incarnation: 1, cascade: { sessionPurged: true } });
       expect(deleted.cascade!.participants.map((p) => [p.name, p.revoked, p.purged])).toEqual(names.map((n) => [n, true, true]));
       await expectFullyDeleted(key, 1)();
-      // Revokes strictly precede purges.
-      const order = participants.flatMap((p) => p.calls.filter((c) => c.sessionId === key.sessionId).map((c) => c.operation));
-      expect(order.indexOf('purge')).toBeGreaterThan(order.lastIndexOf('revoke') - participants.length);
+      // Revokes strictly precede purges: in the one log all participants share, every revoke (one per participant)
+      // comes before every purge (one per participant).
+      const calls = log.of(key.sessionId);
+      const revokes = calls.filter((c) => c.operation === 'revoke');
+      const purges = calls.filter((c) => c.operation === 'purge');
+      expect(revokes.map((c) => c.participant).sort()).toEqual([...names].sort());
+      expect(purges.map((c) => c.participant).sort()).toEqual([...names].sort());
+      expect(calls.map((c) => c.operation)).toEqual([...names.map(() => 'revoke'), ...names.map(() => 'purge')]);
+      expect(Math.max(...revokes.map((c) => c.seq))).toBeLessThan(Math.min(...purges.map((c) => c.seq)));
       await expect(h.client.request(LifecycleDeleteSession, { session: key })).resolves.toMatchObject({ state: 'DELETED', incarnation: 1 });
       await expect(h.client.request(LifecycleListEvents, { session: key })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
@@ -147,11 +154,26 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
       h.faults.arm('delete.before-deleted', hold.action);
       const deleting = h.client.request(LifecycleDeleteSession, { session: key });
       await hold.reached;
+      // Every racer is held where its create begins until all ten have arrived; then they and the deletion's last
+      // step are let go together.
+      const gate = latch();
+      let arrivals = 0;
+      let allArrived!: () => void;
+      const arrived = new Promise<void>((resolve) => (allArrived = resolve));
+      h.faults.arm(
+        'create.before-reservation',
+        () => {
+          if (++arrivals === 10) allArrived();
+          return gate.action();
+        },
+        10,
+      );
       const racers = Array.from({ length: 10 }, (_, i) =>
         h.client.request(LifecycleCreateSession, { session: key, creationOperationId: `op-race-${i}` }).catch((e: { code: string }) => e),
       );
-      await new Promise((r) => setTimeout(r, 20));
+      await arrived;
       hold.release();
+      gate.release();
       await expect(deleting).resolves.toMatchObject({ state: 'DELETED', incarnation: 1 });
       await Promise.all(racers);
       const late = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => h.client.request(LifecycleCreateSession, { session: key, creationOperationId: `op-late-${i}` })));

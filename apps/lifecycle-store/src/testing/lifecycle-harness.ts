@@ -8,6 +8,29 @@ import { LifecycleFaults } from '../faults';
 import { LifecycleRecovery } from '../lifecycle.module';
 import { lifecycleStoreService } from '../service';
 
+/** One call a participant received, stamped from the sequence its log shares with every other participant. */
+export interface CascadeCall {
+  seq: number;
+  participant: string;
+  operation: CascadeOperation;
+  sessionId: string;
+  incarnation: number;
+}
+
+/** One ordered record of the cascade calls of every participant that shares it (the order they were received in). */
+export class CascadeCallLog {
+  private seq = 0;
+  readonly calls: CascadeCall[] = [];
+
+  record(call: Omit<CascadeCall, 'seq'>): void {
+    this.calls.push({ seq: ++this.seq, ...call });
+  }
+
+  of(sessionId: string): CascadeCall[] {
+    return this.calls.filter((c) => c.sessionId === sessionId);
+  }
+}
+
 /**
  * A deletion-cascade participant for tests: a BusServer of its own on a test service name, answering `revoke` and
  * `purge` with the real request shape, counting calls, and failing or stalling on demand.
@@ -21,16 +44,19 @@ export class TestParticipant {
     readonly name: string,
     private readonly transport: NatsTransport,
     private readonly server: BusServer,
+    private readonly log: CascadeCallLog,
   ) {}
 
-  static async start(name: string): Promise<TestParticipant> {
+  /** `log` is shared by participants whose calls must be ordered against each other. */
+  static async start(name: string, log = new CascadeCallLog()): Promise<TestParticipant> {
     const transport = await NatsTransport.connect({ servers: TEST_NATS_URL, name: `test-participant-${name}` });
     const logger = pino({ level: 'silent' });
     const server = new BusServer({ transport, instanceId: `p${randomBytes(3).toString('hex')}`, queueGroup: name, logger });
-    const participant = new TestParticipant(name, transport, server);
+    const participant = new TestParticipant(name, transport, server, log);
     for (const operation of ['revoke', 'purge'] as const) {
       server.register(cascadeParticipantContract(name, operation), async (req) => {
         participant.calls.push({ operation, sessionId: req.session.sessionId, incarnation: req.incarnation });
+        log.record({ participant: name, operation, sessionId: req.session.sessionId, incarnation: req.incarnation });
         const stall = participant.stalls[operation];
         if (stall) {
           delete participant.stalls[operation];
@@ -134,6 +160,44 @@ export class LifecycleHarness {
       [key.tenant, key.appName, key.userId, key.sessionId],
     );
     return rows[0] ? { ...rows[0], incarnation: Number(rows[0].incarnation), version: Number(rows[0].version) } : undefined;
+  }
+
+  /**
+   * Moves a CREATING reservation `ms` into the past. The lease is measured by the database's clock (`now()` against
+   * `reserved_at`), so this is how a test lets the lease lapse without waiting for it. Only the timestamp moves: the
+   * record's version guard (a trigger) is bypassed for this one statement, as the record itself does not change.
+   */
+  async ageReservation(key: SessionKey, ms: number): Promise<void> {
+    await this.sql('BEGIN');
+    try {
+      await this.sql(`SET LOCAL session_replication_role = replica`);
+      const rows = await this.sql(
+        `UPDATE lifecycle_records SET reserved_at = reserved_at - make_interval(secs => $5::float8 / 1000)
+          WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4 AND state = 'CREATING' RETURNING 1`,
+        [key.tenant, key.appName, key.userId, key.sessionId, ms],
+      );
+      if (rows.length !== 1) throw new Error(`no CREATING reservation for ${key.sessionId}`);
+      await this.sql('COMMIT');
+    } catch (error) {
+      await this.sql('ROLLBACK');
+      throw error;
+    }
+  }
+
+  /** Resolves once a backend is blocked on a lock held inside this harness's schema (a row lock, a fence). */
+  async blockedOnLock(timeoutMs = 10_000): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const [row] = await this.sql<{ blocked: number }>(
+        `SELECT count(*)::int AS blocked FROM pg_locks l
+           JOIN pg_class c ON c.oid = l.relation JOIN pg_namespace ns ON ns.oid = c.relnamespace
+          WHERE ns.nspname = $1 AND cardinality(pg_blocking_pids(l.pid)) > 0`,
+        [this.schema],
+      );
+      if (row.blocked > 0) return;
+      if (Date.now() > deadline) throw new Error(`no backend blocked on a lock in ${this.schema} within ${timeoutMs} ms`);
+      await new Promise<void>((resolve) => setImmediate(resolve));
+    }
   }
 
   async sessionRows(key: SessionKey): Promise<{ incarnation: number | null; creation_operation_id: string | null; import_count: number }[]> {

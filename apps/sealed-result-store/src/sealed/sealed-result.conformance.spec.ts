@@ -401,46 +401,88 @@ describeOnPostgres('sealed-result-store', (target) => {
       expect((await store.client.resolve(key, pinned)).ref.recordId).toBe(key.recordId);
     }, 60_000);
 
-    it('GC racing commit never deletes a committed record (200 rounds; each round either commit or GC wins, never both)', async () => {
-      const outcomes = { commitWon: 0, gcWon: 0 };
+    /**
+     * How one GC-vs-commit round is ordered. How a free race splits depends on scheduling (it can be one-sided on a
+     * given machine), so two of every three rounds hold one side at a fault point until the other has settled: both
+     * outcomes then occur on every run, and the free rounds still exercise the real interleavings.
+     */
+    type RaceMode = 'free' | 'commit-first' | 'gc-first';
+    const raceModes: RaceMode[] = ['free', 'commit-first', 'gc-first'];
+
+    const settle = <T>(p: Promise<T>): Promise<PromiseSettledResult<T>> =>
+      p.then((value): PromiseSettledResult<T> => ({ status: 'fulfilled', value }), (reason: unknown): PromiseSettledResult<T> => ({ status: 'rejected', reason }));
+
+    async function raceRound<G, C>(mode: RaceMode, gc: () => Promise<G>, commit: () => Promise<C>): Promise<[PromiseSettledResult<G>, PromiseSettledResult<C>]> {
+      if (mode === 'free') return Promise.all([settle(gc()), settle(commit())]);
+      const held = latch();
+      const heldPoint = mode === 'commit-first' ? 'gc:before-delete' : 'commit:before-write';
+      store.faults.arm(heldPoint, () => held.promise);
+      const gcRun = settle(gc());
+      const commitRun = settle(commit());
+      await (mode === 'commit-first' ? commitRun : gcRun);
+      held.release();
+      return [await gcRun, await commitRun];
+    }
+
+    /** One round's invariant: exactly one side won, and the record's fate matches the winner. */
+    async function expectOneWinner(
+      mode: RaceMode,
+      commit: PromiseSettledResult<unknown>,
+      created: { ref: { recordId: string } },
+      key: ReturnType<typeof keyOf>,
+      resolve: () => Promise<{ ref: unknown }>,
+    ): Promise<'commit' | 'gc'> {
+      const row = await store.recordRow(created.ref.recordId);
+      if (commit.status === 'fulfilled') {
+        expect({ mode, row: row && { state: row.state, event_id: row.event_id } }).toEqual({ mode, row: { state: 'COMMITTED', event_id: key.eventId } });
+        expect((await resolve()).ref).toEqual(created.ref);
+        return 'commit';
+      }
+      expect(commit.reason).toBeInstanceOf(AppHostError);
+      expect({ mode, code: (commit.reason as AppHostError).code, row }).toEqual({ mode, code: 'NOT_FOUND', row: undefined });
+      return 'gc';
+    }
+
+    it('GC racing commit never deletes a committed record (200 rounds; each round exactly one of commit or GC wins, and both outcomes occur)', async () => {
+      const outcomes: Record<RaceMode, { commit: number; gc: number }> = { free: { commit: 0, gc: 0 }, 'commit-first': { commit: 0, gc: 0 }, 'gc-first': { commit: 0, gc: 0 } };
       for (let round = 0; round < 200; round++) {
+        const mode = raceModes[round % raceModes.length];
         const scope = scopeOf(newSession(), 1, uid('fc'));
         const created = await store.domain.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId), pendingTtlMs: 0 });
         const key = keyOf(scope, uid('evt'), created.ref.recordId);
-        const [gc, commit] = await Promise.allSettled([store.domain.gc(), store.domain.commit(key, undefined)]);
+        const [gc, commit] = await raceRound(
+          mode,
+          () => store.domain.gc(),
+          () => store.domain.commit(key, undefined),
+        );
         expect(gc.status).toBe('fulfilled');
-        const row = await store.recordRow(created.ref.recordId);
-        if (commit.status === 'fulfilled') {
-          outcomes.commitWon++;
-          expect(row).toMatchObject({ state: 'COMMITTED', event_id: key.eventId });
-          expect((await store.domain.resolve(key, undefined)).ref).toEqual(created.ref);
-        } else {
-          outcomes.gcWon++;
-          expect(commit.reason).toBeInstanceOf(AppHostError);
-          expect((commit.reason as AppHostError).code).toBe('NOT_FOUND');
-          expect(row).toBeUndefined();
-        }
+        outcomes[mode][await expectOneWinner(mode, commit, created, key, () => store.domain.resolve(key, undefined))]++;
       }
       process.stdout.write(`[${target.name}] GC vs commit race, 200 rounds: ${JSON.stringify(outcomes)}\n`);
-      expect(outcomes.commitWon + outcomes.gcWon).toBe(200);
+      // A held-back GC finds the record committed; a held-back commit finds it collected.
+      expect(outcomes['commit-first']).toEqual({ commit: 67, gc: 0 });
+      expect(outcomes['gc-first']).toEqual({ commit: 0, gc: 66 });
+      expect(outcomes.free.commit + outcomes.free.gc).toBe(67);
     }, 120_000);
 
-    it('GC racing commit through the bus, 50 rounds: a committed record always survives', async () => {
-      let committed = 0;
-      for (let round = 0; round < 50; round++) {
+    it('GC racing commit through the bus, 51 rounds: a committed record always survives, a collected one is never committed', async () => {
+      const outcomes: Record<RaceMode, { commit: number; gc: number }> = { free: { commit: 0, gc: 0 }, 'commit-first': { commit: 0, gc: 0 }, 'gc-first': { commit: 0, gc: 0 } };
+      for (let round = 0; round < 51; round++) {
+        const mode = raceModes[round % raceModes.length];
         const scope = scopeOf(newSession(), 1, uid('fc'));
         const created = await store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId), pendingTtlMs: 0 });
         const key = keyOf(scope, uid('evt'), created.ref.recordId);
-        const [, commit] = await Promise.allSettled([store.service.client.request(SealedGc, {}), store.service.client.request(SealedCommit, { key })]);
-        if (commit.status === 'fulfilled') {
-          committed++;
-          expect((await store.client.resolve(key)).ref).toEqual(created.ref);
-        } else {
-          expect((commit.reason as AppHostError).code).toBe('NOT_FOUND');
-          expect(await store.recordRow(created.ref.recordId)).toBeUndefined();
-        }
+        const [gc, commit] = await raceRound(
+          mode,
+          () => store.service.client.request(SealedGc, {}),
+          () => store.service.client.request(SealedCommit, { key }),
+        );
+        expect(gc.status).toBe('fulfilled');
+        outcomes[mode][await expectOneWinner(mode, commit, created, key, () => store.client.resolve(key))]++;
       }
-      expect(committed).toBeGreaterThanOrEqual(0);
+      expect(outcomes['commit-first']).toEqual({ commit: 17, gc: 0 });
+      expect(outcomes['gc-first']).toEqual({ commit: 0, gc: 17 });
+      expect(outcomes.free.commit + outcomes.free.gc).toBe(17);
     }, 60_000);
 
     it('a 5 MiB result round-trips through the bus in bounded chunks', async () => {

@@ -138,6 +138,21 @@ describe.each([
     expect(await other.incrementFence('f')).toBe(1);
   });
 
+  it('lists the live keys under a prefix, only its own, glob characters taken literally', async () => {
+    const other = await backend.open(`${runPrefix}t${testNo}-other:`);
+    await store.setIfAbsent('p:a', '1', 10_000);
+    await store.setIfAbsent('p:b', '2', 10_000);
+    await store.setIfAbsent('p*:c', '3', 10_000);
+    await store.setIfAbsent('q:a', '4', 10_000);
+    await store.setIfAbsent('p:short', '5', 50);
+    await other.setIfAbsent('p:x', '6', 10_000);
+    await backend.advance(120);
+    expect((await store.keysWithPrefix('p:')).sort()).toEqual(['p:a', 'p:b']);
+    expect(await store.keysWithPrefix('p*')).toEqual(['p*:c']);
+    expect(await other.keysWithPrefix('p:')).toEqual(['p:x']);
+    expect(await store.keysWithPrefix('none:')).toEqual([]);
+  });
+
   it('shares state between stores with the same prefix', async () => {
     const twin = await backend.open(`${runPrefix}t${testNo}:`);
     await store.setIfAbsent('k', 'mine', 10_000);
@@ -183,5 +198,6 @@ describe.each([
     expect(await code(store.get('k'))).toBe('UNAVAILABLE');
     expect(await code(store.setIfAbsent('k2', 'v', 1000))).toBe('UNAVAILABLE');
     expect(await code(store.incrementFence('f'))).toBe('UNAVAILABLE');
+    expect(await code(store.keysWithPrefix('k'))).toBe('UNAVAILABLE');
   });
 });

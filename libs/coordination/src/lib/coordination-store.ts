@@ -29,6 +29,11 @@ export interface CoordinationStore {
    * distinct from lease keys; a key holding a non-integer rejects with FAILED_PRECONDITION.
    */
   incrementFence(key: string): Promise<number>;
+  /**
+   * The live keys that start with `prefix` (without the store's own `keyPrefix`), in no particular order. A scan,
+   * not an index: meant for rare sweeps (a deletion cascade), never for a request path.
+   */
+  keysWithPrefix(prefix: string): Promise<string[]>;
   /** Readiness for `describe` and the readiness probe. Never throws. */
   report(): Promise<StoreReport>;
   /** Releases the connection; afterwards `ping()` is false and operations reject UNAVAILABLE. */

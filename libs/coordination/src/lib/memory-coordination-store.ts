@@ -100,6 +100,12 @@ export class MemoryCoordinationStore implements CoordinationStore {
     return next;
   }
 
+  async keysWithPrefix(prefix: string): Promise<string[]> {
+    const start = this.key(prefix);
+    this.ensureOpen('keysWithPrefix');
+    return [...this.keyspace.keys()].filter((k) => k.startsWith(start) && this.live(k)).map((k) => k.slice(this.keyPrefix.length));
+  }
+
   async report(): Promise<StoreReport> {
     return { kind: 'memory', name: this.name, ready: await this.ping() };
   }

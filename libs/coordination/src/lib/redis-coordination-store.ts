@@ -116,6 +116,20 @@ export class RedisCoordinationStore implements CoordinationStore {
     return this.run('incrementFence', () => this.client.incr(k), (message) => (/not an integer|out of range/.test(message) ? notAnInteger(key) : undefined));
   }
 
+  async keysWithPrefix(prefix: string): Promise<string[]> {
+    const pattern = `${this.key(prefix).replace(/[*?[\]\\]/g, '\\$&')}*`;
+    return this.run('keysWithPrefix', async () => {
+      const found = new Set<string>();
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+        for (const k of keys) found.add(k.slice(this.keyPrefix.length));
+        cursor = next;
+      } while (cursor !== '0');
+      return [...found];
+    });
+  }
+
   async report(): Promise<StoreReport> {
     return { kind: 'redis', name: this.name, ready: await this.ping() };
   }

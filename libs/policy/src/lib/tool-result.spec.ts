@@ -34,8 +34,9 @@ describe('projectForModel', () => {
 describe('validateToolResult', () => {
   it('accepts a terminal result with meaningful content, keeping every field', () => {
     expect(validateToolResult(full)).toEqual(full);
-    expect(validateToolResult({ content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] })).toBeTruthy();
-    expect(validateToolResult({ content: [{ type: 'resource', resource: { uri: 'ui://a/b', text: 'x' } }] })).toBeTruthy();
+    for (const result of [{ content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] }, { content: [{ type: 'resource', resource: { uri: 'ui://a/b', text: 'x' } }] }]) {
+      expect(validateToolResult(result)).toEqual(result);
+    }
   });
 
   it.each([

@@ -1,0 +1,114 @@
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import { Client, type Notification, type Pool } from 'pg';
+import { RegistryStoreAccess } from '../store/store-access';
+
+/** The one channel every replica listens on; payloads carry the schema, so planes sharing a database stay apart. */
+const CHANNEL = 'apphost_binding_state';
+/** A waiter re-reads the state at least this often, whatever the notifications do. */
+export const FALLBACK_RECHECK_MS = 1_000;
+
+/** Tells every replica on the database that `toolsetId#generation` of the registry in `schema` changed state. */
+export async function notifyBindingState(db: Pick<Pool, 'query'>, schema: string, toolsetId: string, generation: number): Promise<void> {
+  await db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify([schema, toolsetId, generation])]);
+}
+
+/**
+ * Wakes whoever waits for a binding generation to leave MATERIALIZING. The construction may run on another replica
+ * (the `beginMaterialize` CAS in PostgreSQL decides who builds, across replicas), so the wake-up travels as a
+ * PostgreSQL NOTIFY that every replica LISTENs for; a change made in this process also wakes its own waiters at
+ * once. A notification can be lost (the changer died between its update and its notify, or the listening connection
+ * dropped), so correctness never rests on it: a waiter re-reads at the latest after `FALLBACK_RECHECK_MS`.
+ */
+@Injectable()
+export class BindingStateWaiter implements OnApplicationShutdown {
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private listener?: Promise<Client | undefined>;
+  private closed = false;
+  /** The bounded re-check; tests raise it to prove a wake-up came from a notification. */
+  recheckMs = FALLBACK_RECHECK_MS;
+
+  constructor(private readonly store: RegistryStoreAccess) {}
+
+  /**
+   * Arms a wake-up for the next change of `toolsetId#generation`; call it BEFORE reading the state, then await the
+   * returned `changed` if the state read is not final. It resolves on a change, or after `maxWaitMs` (at most the
+   * re-check interval). Wrapped in an object: an async function returning a bare promise would wait for it.
+   */
+  async nextChange(toolsetId: string, generation: number, maxWaitMs: number): Promise<{ changed: Promise<void> }> {
+    await this.listen();
+    const key = keyOf(toolsetId, generation);
+    let wake!: () => void;
+    const changed = new Promise<void>((resolve) => (wake = resolve));
+    const timer = setTimeout(wake, Math.max(0, Math.min(maxWaitMs, this.recheckMs)));
+    const set = this.waiters.get(key) ?? new Set();
+    this.waiters.set(key, set.add(wake));
+    return {
+      changed: changed.finally(() => {
+        clearTimeout(timer);
+        set.delete(wake);
+        if (set.size === 0 && this.waiters.get(key) === set) this.waiters.delete(key);
+      }),
+    };
+  }
+
+  /** Announces that `toolsetId#generation` changed state: local waiters now, other replicas through NOTIFY. */
+  async changed(toolsetId: string, generation: number): Promise<void> {
+    this.wake(keyOf(toolsetId, generation));
+    try {
+      await notifyBindingState(this.store.store.pool, this.store.store.schema, toolsetId, generation);
+    } catch {
+      // Other replicas' waiters fall back to their re-check.
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    this.closed = true;
+    const client = await this.listener?.catch(() => undefined);
+    this.listener = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private wake(key: string): void {
+    for (const wake of this.waiters.get(key) ?? []) wake();
+  }
+
+  /** One LISTEN connection per process, opened at the first wait; if it fails or drops, the next wait retries. */
+  private async listen(): Promise<void> {
+    if (this.closed) return;
+    this.listener ??= this.connect();
+    await this.listener;
+  }
+
+  private async connect(): Promise<Client | undefined> {
+    const client = new Client(this.store.store.pool.options);
+    const drop = () => {
+      if (this.listener) this.listener = undefined;
+      void client.end().catch(() => undefined);
+    };
+    try {
+      await client.connect();
+      client.on('error', drop);
+      client.on('end', drop);
+      client.on('notification', (n: Notification) => this.onNotification(n));
+      await client.query(`LISTEN ${CHANNEL}`);
+      return client;
+    } catch {
+      drop();
+      return undefined;
+    }
+  }
+
+  private onNotification(n: Notification): void {
+    if (n.channel !== CHANNEL || !n.payload) return;
+    try {
+      const [schema, toolsetId, generation] = JSON.parse(n.payload) as [string, string, number];
+      if (schema === this.store.store.schema) this.wake(keyOf(toolsetId, generation));
+    } catch {
+      // Not ours.
+    }
+  }
+}
+
+function keyOf(toolsetId: string, generation: number): string {
+  return `${toolsetId}#${generation}`;
+}
