@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { LifecycleAppendEvents, type SessionKey } from '@apphost/contracts';
-import { bootService, describeOnPostgres, dropSchemasWithPrefix, REPO_ROOT, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { bootService, describeOnPostgres, dropSchemasWithPrefix, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
 import { loadServiceDefinitions } from './services';
 
 /**
@@ -23,7 +23,7 @@ describeOnPostgres('session routes', (target) => {
     let alice: string;
 
     beforeAll(async () => {
-      const definitions = loadServiceDefinitions(REPO_ROOT);
+      const definitions = loadServiceDefinitions();
       const byName = (name: string) => definitions.find((d) => d.name === name)!;
       lifecycle = await bootService(byName('lifecycle-store'), prefix, { DATABASE_URL: target.url });
       gateway = await bootService(byName('gateway'), prefix, { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE, AUTH_JWT_HS256_SECRET: SECRET });
