@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { applyImageRules, kustomize, strategicMerge } from './kustomize';
+import { applyImageRules, kustomize, strategicMerge, type Json } from './kustomize';
 import { REPO_ROOT, type K8sObject } from './manifests';
 
 /** The in-process renderer, on small kustomizations and on the repository's own overlay. */
@@ -54,8 +54,8 @@ describe('in-process kustomize', () => {
   });
 
   it('merges named lists by name and replaces other lists', () => {
-    const target = { containers: [{ name: 'a', image: 'x', args: ['1', '2'] }, { name: 'b', image: 'y' }] };
-    const patch = { containers: [{ name: 'a', args: ['3'] }, { name: 'c', image: 'z' }] };
+    const target: Json = { containers: [{ name: 'a', image: 'x', args: ['1', '2'] }, { name: 'b', image: 'y' }] };
+    const patch: Json = { containers: [{ name: 'a', args: ['3'] }, { name: 'c', image: 'z' }] };
     expect(strategicMerge(target, patch)).toEqual({ containers: [{ name: 'a', image: 'x', args: ['3'] }, { name: 'b', image: 'y' }, { name: 'c', image: 'z' }] });
   });
 

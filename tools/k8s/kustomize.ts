@@ -30,7 +30,7 @@ interface Kustomization {
   images?: ImageRule[];
 }
 
-type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 const isMap = (v: unknown): v is Record<string, Json> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 function readKustomization(dir: string): Kustomization {

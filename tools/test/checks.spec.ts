@@ -1,7 +1,6 @@
 import path from 'node:path';
 
 // The runner's checks are CommonJS (run.cjs loads them without a transpiler).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const checks = require('./checks.cjs') as {
   conditionalRegistrations(file: string, source: string): string[];
   conditionalRegistrationsInTree(root: string): string[];
