@@ -4,6 +4,10 @@
 const nx = require('@nx/eslint-plugin');
 const jest = require('eslint-plugin-jest');
 
+const TESTING_ONLY = '@apphost/testing is for spec, test-support and bench files only (*.spec.ts, *.bench.ts, src/test/, src/testing/).';
+/** Files that may use @apphost/testing; a project's own eslint.config.cjs may add its test-only files. */
+const TEST_SUPPORT_FILES = ['**/*.spec.ts', '**/*.bench.ts', '**/src/test/**/*.ts', '**/src/testing/**/*.ts'];
+
 module.exports = [
   ...nx.configs['flat/base'],
   ...nx.configs['flat/typescript'],
@@ -38,6 +42,16 @@ module.exports = [
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/no-explicit-any': 'error',
     },
+  },
+  {
+    // The test kit (fixtures, fake providers, harnesses) never ships: shipped code must not reach it.
+    files: ['**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { paths: [{ name: '@apphost/testing', message: TESTING_ONLY }], patterns: [{ group: ['@apphost/testing/*'], message: TESTING_ONLY }] }] },
+  },
+  {
+    // Where the test kit is allowed: specs, benchmarks and test-support folders (src/test, src/testing).
+    files: TEST_SUPPORT_FILES,
+    rules: { 'no-restricted-imports': 'off' },
   },
   {
     files: ['**/*.spec.ts'],

@@ -29,7 +29,7 @@ const timed = async (fn: () => Promise<unknown>) => {
 async function main(): Promise<void> {
   const nats = await startPrivateNats();
   const prefix = uniquePrefix();
-  const definitions = loadServiceDefinitions(REPO_ROOT);
+  const definitions = loadServiceDefinitions();
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
   let services: Stoppable | undefined;
   const transport = await NatsTransport.connect({ servers: nats.url, name: 'bench-catalog' });

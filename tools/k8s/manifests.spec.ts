@@ -2,11 +2,9 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { SERVICE_NAMES, type ServiceName } from '@apphost/contracts';
 import { parseCommonConfig, requireStores, type CommonConfig } from '@apphost/runtime';
+import { kustomize } from './kustomize';
 import {
-  findKubectl,
-  kustomize,
   parseQuantity,
-  readPlainKustomization,
   REPO_ROOT,
   selects,
   type Container,
@@ -22,8 +20,8 @@ import {
 
 /**
  * Deployment policy for k8s/: every service is deployable, probed, bounded, hardened and drained the way the
- * runtime expects (libs/runtime). Runs offline: the base is always read directly; when kubectl is installed,
- * the dev overlay and the base are also rendered with `kubectl kustomize` and checked the same way.
+ * runtime expects (libs/runtime). Runs offline on every machine: the base and the dev overlay are rendered
+ * in-process (./kustomize.ts, what `kubectl kustomize` renders for the features k8s/ uses) and checked the same way.
  */
 
 const BASE_DIR = path.join(REPO_ROOT, 'k8s', 'base');
@@ -62,12 +60,10 @@ interface Source {
   load: () => K8sObject[];
 }
 
-const kubectl = findKubectl();
-const sources: Source[] = [{ name: 'k8s/base, files read directly', load: () => readPlainKustomization(BASE_DIR) }];
-if (kubectl) {
-  sources.push({ name: 'kubectl kustomize k8s/base', load: () => kustomize(kubectl, BASE_DIR) });
-  sources.push({ name: 'kubectl kustomize k8s/overlays/dev', load: () => kustomize(kubectl, DEV_DIR) });
-}
+const sources: Source[] = [
+  { name: 'k8s/base', load: () => kustomize(BASE_DIR) },
+  { name: 'k8s/overlays/dev', load: () => kustomize(DEV_DIR) },
+];
 
 const ofKind = <T extends K8sObject>(docs: K8sObject[], kind: string) => docs.filter((d) => d.kind === kind) as T[];
 const mainContainer = (d: Deployment): Container => d.spec.template.spec.containers[0];
@@ -424,14 +420,6 @@ describe.each(sources)('deployment policy: $name', ({ load }) => {
   });
 });
 
-if (kubectl) {
-  it('reads k8s/base directly exactly as kubectl kustomize renders it (the offline fallback is faithful)', () => {
-    const key = (d: K8sObject) => `${d.kind}/${d.metadata.name}`;
-    const sort = (docs: K8sObject[]) => [...docs].sort((a, b) => key(a).localeCompare(key(b)));
-    expect(sort(readPlainKustomization(BASE_DIR))).toEqual(sort(kustomize(kubectl, BASE_DIR)));
-  });
-}
-
 describe('deploy/Dockerfile', () => {
   const dockerfile = readFileSync(DOCKERFILE, 'utf8');
   const instructions = dockerfile
@@ -456,7 +444,7 @@ describe('deploy/Dockerfile', () => {
     expect(existsSync(path.join(REPO_ROOT, entry))).toBe(true);
     const user = instructions.filter((l) => l.startsWith('USER ')).pop()?.slice(5).trim() ?? '';
     expect(user).toMatch(/^[1-9]\d*(:\d+)?$/);
-    for (const deployment of readPlainKustomization(BASE_DIR).filter((d) => d.kind === 'Deployment') as Deployment[]) {
+    for (const deployment of kustomize(BASE_DIR).filter((d) => d.kind === 'Deployment') as Deployment[]) {
       const runAsUser = mainContainer(deployment).securityContext?.runAsUser ?? deployment.spec.template.spec.securityContext?.runAsUser;
       if (runAsUser !== undefined) expect(String(runAsUser)).toBe(user.split(':')[0]);
     }

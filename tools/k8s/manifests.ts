@@ -1,5 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { accessSync, constants, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { parseAllDocuments } from 'yaml';
 
@@ -132,54 +130,6 @@ export function parseManifests(text: string, source: string): K8sObject[] {
     objects.push(object);
   }
   return objects;
-}
-
-const PLAIN_KUSTOMIZATION_KEYS = new Set(['apiVersion', 'kind', 'resources']);
-
-/**
- * What `kubectl kustomize <dir>` renders for a kustomization made of plain `resources` only (files and
- * sub-directories with their own kustomization.yaml). Anything else (patches, generators, namespace, labels,
- * remote bases) is refused rather than approximated, so this offline reader never disagrees silently.
- */
-export function readPlainKustomization(dir: string): K8sObject[] {
-  const file = path.join(dir, 'kustomization.yaml');
-  const [kustomization] = parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Record<string, unknown>);
-  const unsupported = Object.keys(kustomization ?? {}).filter((k) => !PLAIN_KUSTOMIZATION_KEYS.has(k));
-  if (unsupported.length > 0) {
-    throw new Error(`${path.relative(REPO_ROOT, file)}: ${unsupported.join(', ')} not supported by the offline reader; keep the base to plain resources`);
-  }
-  const objects: K8sObject[] = [];
-  for (const entry of (kustomization['resources'] as string[] | undefined) ?? []) {
-    if (/^[a-z]+:\/\//i.test(entry)) throw new Error(`${path.relative(REPO_ROOT, file)}: remote resource ${entry} not supported`);
-    const target = path.resolve(dir, entry);
-    if (statSync(target).isDirectory()) objects.push(...readPlainKustomization(target));
-    else objects.push(...parseManifests(readFileSync(target, 'utf8'), path.relative(REPO_ROOT, target)));
-  }
-  return objects;
-}
-
-/**
- * kubectl, if this machine has one: $KUBECTL when set (set it to a missing path to force the offline reader),
- * else the first on $PATH, else /usr/bin/kubectl.
- */
-export function findKubectl(): string | undefined {
-  const explicit = process.env['KUBECTL'];
-  const candidates = explicit ? [explicit] : [...(process.env['PATH'] ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, 'kubectl')), '/usr/bin/kubectl'];
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // absent or not executable: keep looking
-    }
-  }
-  return undefined;
-}
-
-/** `kubectl kustomize <dir>` (built-in kustomize, offline). */
-export function kustomize(kubectl: string, dir: string): K8sObject[] {
-  const output = execFileSync(kubectl, ['kustomize', dir], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
-  return parseManifests(output, `kubectl kustomize ${path.relative(REPO_ROOT, dir)}`);
 }
 
 /** Does a label selector select these labels? (matchLabels and matchExpressions, as the API server evaluates them.) */

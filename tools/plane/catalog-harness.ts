@@ -56,7 +56,7 @@ export interface CatalogPlane {
 
 /** gateway + lifecycle-store + binding-registry + catalog-policy, booted from their definitions (by path) on one NATS. */
 export async function bootCatalogPlane(natsUrl: string, prefix: string, catalogEnv: Record<string, string> = {}): Promise<CatalogPlane> {
-  const definitions = loadServiceDefinitions(REPO_ROOT);
+  const definitions = loadServiceDefinitions();
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
   const { services, stop } = await bootServices(
     prefix,

@@ -1,12 +1,10 @@
 import 'reflect-metadata';
-import path from 'node:path';
 import { ConfigError } from '@apphost/runtime';
 import { parsePlaneConfig } from './plane-config';
 import { startPlane } from './plane';
 
 /** `npm start`: the whole plane in one process. Ctrl-C (or SIGTERM) stops it cleanly; data stays in APPHOST_HOME. */
 async function main(): Promise<void> {
-  const repoRoot = path.resolve(__dirname, '..', '..');
   let config;
   try {
     config = parsePlaneConfig(process.env);
@@ -14,7 +12,7 @@ async function main(): Promise<void> {
     process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
     process.exit(2);
   }
-  const plane = await startPlane(config, process.env, repoRoot);
+  const plane = await startPlane(config, process.env);
   process.stdout.write(`\nAppHost is running at ${plane.url}\n  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`);
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -17,7 +17,7 @@ export interface RunningPlane {
  * Every service in one process: the in-process bus, embedded PostgreSQL in `<home>/pg` and the in-memory
  * coordination store, unless NATS_URL, DATABASE_URL or REDIS_URL point at real ones.
  */
-export async function startPlane(config: PlaneConfig, env: Record<string, string | undefined>, repoRoot: string): Promise<RunningPlane> {
+export async function startPlane(config: PlaneConfig, env: Record<string, string | undefined>): Promise<RunningPlane> {
   // Searchable (not listable) by others: when run as root, PostgreSQL runs as the postgres user and must reach <home>/pg.
   fs.mkdirSync(config.home, { recursive: true, mode: 0o711 });
   fs.chmodSync(config.home, 0o711);
@@ -58,7 +58,7 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
       LIFECYCLE_CASCADE_PARTICIPANTS: env.LIFECYCLE_CASCADE_PARTICIPANTS ?? 'governed-operations,sealed-result-store',
     };
     let url = '';
-    for (const definition of loadServiceDefinitions(repoRoot)) {
+    for (const definition of loadServiceDefinitions()) {
       const isGateway = definition.name === 'gateway';
       const service = await startService(definition, { env: serviceEnv, transport, http: isGateway, processMetrics: isGateway, logger });
       running.push(service);

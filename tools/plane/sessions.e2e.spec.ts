@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { LifecycleAppendEvents, type SessionKey } from '@apphost/contracts';
-import { bootServices, describeOnPostgres, dropSchemasWithPrefix, REPO_ROOT, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { bootServices, describeOnPostgres, dropSchemasWithPrefix, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
 import { loadServiceDefinitions } from './services';
 
 /**
@@ -24,7 +24,7 @@ describeOnPostgres('session routes', (target) => {
     let alice: string;
 
     beforeAll(async () => {
-      const definitions = loadServiceDefinitions(REPO_ROOT);
+      const definitions = loadServiceDefinitions();
       const byName = (name: string) => definitions.find((d) => d.name === name)!;
       const booted = await bootServices(prefix, {
         lifecycle: { definition: byName('lifecycle-store'), env: { DATABASE_URL: target.url } },

@@ -1,4 +1,4 @@
-import { bootServices, REPO_ROOT, type ServiceUnderTest } from '@apphost/testing';
+import { bootServices, type ServiceUnderTest } from '@apphost/testing';
 import { baseUrlOf, JWT_GATEWAY_ENV } from './catalog-harness';
 import { loadServiceDefinitions } from './services';
 
@@ -18,7 +18,7 @@ export interface BatchPlane {
  * governed-operations and the gateway, booted from their definitions (by path) on one NATS.
  */
 export async function bootBatchPlane(natsUrl: string, prefix: string, catalogEnv: Record<string, string> = {}, governedEnv: Record<string, string> = {}): Promise<BatchPlane> {
-  const definitions = loadServiceDefinitions(REPO_ROOT);
+  const definitions = loadServiceDefinitions();
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
   const { services, stop } = await bootServices(
     prefix,

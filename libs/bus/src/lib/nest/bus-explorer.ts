@@ -3,7 +3,6 @@ import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { BusServer } from '../bus-server';
 import { BUS_HANDLER_METADATA, type BusHandlerMetadata } from './bus-handler.decorator';
 import { BUS_OPTIONS } from './bus.tokens';
-import type { BusModuleOptions } from './bus.module';
 
 /** Finds every `@BusHandler` method, subscribes it, and drains the server when the application shuts down. */
 @Injectable()
@@ -12,7 +11,8 @@ export class BusExplorer implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly server: BusServer,
-    @Inject(BUS_OPTIONS) private readonly options: BusModuleOptions,
+    // The part of BusModuleOptions the explorer reads, typed here so bus.module (which provides it) is not imported back.
+    @Inject(BUS_OPTIONS) private readonly options: { shutdownGraceMs: number },
   ) {}
 
   onApplicationBootstrap(): void {
