@@ -196,8 +196,8 @@ async function startInProcess(prefix: string, transport: NatsTransport): Promise
     processMetrics: false,
     logger: pino({ level: 'silent' }),
   });
-  const storePool = Reflect.get(service.app.get(SealedResultService).repository, 'pool') as Pool;
-  return { poolSize: storePool.options.max, stop: () => service.close() };
+  const store = Reflect.get(service.app.get(SealedResultService).repository, 'db') as { poolSize: number };
+  return { poolSize: store.poolSize, stop: () => service.close() };
 }
 
 /** apps/sealed-result-store/src/main.ts in its own process (its pool is the persistence default, 10). */

@@ -18,7 +18,8 @@ export interface RunningPlane {
  * coordination store, unless NATS_URL, DATABASE_URL or REDIS_URL point at real ones.
  */
 export async function startPlane(config: PlaneConfig, env: Record<string, string | undefined>): Promise<RunningPlane> {
-  // Searchable (not listable) by others: when run as root, PostgreSQL runs as the postgres user and must reach <home>/pg.
+  // Searchable (not listable) by others: when run as root, PostgreSQL runs as the postgres user and keeps its data in
+  // <home>/pg if it can reach it, else under /var/lib/apphost, recorded in <home>/pg.location.
   fs.mkdirSync(config.home, { recursive: true, mode: 0o711 });
   fs.chmodSync(config.home, 0o711);
   const instanceId = `plane-${randomBytes(3).toString('hex')}`;

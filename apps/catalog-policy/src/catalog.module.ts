@@ -16,7 +16,7 @@ export class CatalogModule {
     return {
       module: CatalogModule,
       providers: [
-        { provide: PinsRepository, useValue: new PinsRepository(store.pool) },
+        { provide: PinsRepository, useValue: new PinsRepository(store.database) },
         { provide: CATALOG_CONFIG, useValue: config },
         { provide: CATALOG_LOGGER, useValue: logger },
         RegistryDiscovery,

@@ -9,7 +9,6 @@ import { LifecycleHandlers } from './lifecycle.handlers';
 import { LifecycleMetrics } from './metrics';
 import { LifecycleRepository } from './sessions/lifecycle.repository';
 import { LifecycleService } from './sessions/lifecycle.service';
-import { Sql } from './sessions/sql';
 
 export const LIFECYCLE_CONTEXT = Symbol('LIFECYCLE_CONTEXT');
 
@@ -52,7 +51,6 @@ export class LifecycleRecovery implements OnApplicationBootstrap, BeforeApplicat
 export class LifecycleModule {
   static register(context: ServiceContext<LifecycleConfig>, database: ServiceDatabase): DynamicModule {
     const config = context.config;
-    const sql = new Sql(database.dataSource);
     return {
       module: LifecycleModule,
       providers: [
@@ -64,8 +62,8 @@ export class LifecycleModule {
           inject: [BusClient, LifecycleFaults, LifecycleMetrics],
           useFactory: (bus: BusClient, faults: LifecycleFaults, metrics: LifecycleMetrics) =>
             new LifecycleService({
-              repo: new LifecycleRepository(sql),
-              ledger: new EventLedgerRepository(sql),
+              repo: new LifecycleRepository(database),
+              ledger: new EventLedgerRepository(database),
               bus,
               faults,
               metrics,

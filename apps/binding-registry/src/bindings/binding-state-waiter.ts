@@ -1,5 +1,6 @@
 import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
-import { Client, type Notification, type Pool } from 'pg';
+import type { Queryable } from '@apphost/persistence';
+import type { Client, Notification } from 'pg';
 import { RegistryStoreAccess } from '../store/store-access';
 
 /** The one channel every replica listens on; payloads carry the schema, so planes sharing a database stay apart. */
@@ -8,7 +9,7 @@ const CHANNEL = 'apphost_binding_state';
 export const FALLBACK_RECHECK_MS = 1_000;
 
 /** Tells every replica on the database that `toolsetId#generation` of the registry in `schema` changed state. */
-export async function notifyBindingState(db: Pick<Pool, 'query'>, schema: string, toolsetId: string, generation: number): Promise<void> {
+export async function notifyBindingState(db: Queryable, schema: string, toolsetId: string, generation: number): Promise<void> {
   await db.query('SELECT pg_notify($1, $2)', [CHANNEL, JSON.stringify([schema, toolsetId, generation])]);
 }
 
@@ -55,7 +56,7 @@ export class BindingStateWaiter implements OnApplicationShutdown {
   async changed(toolsetId: string, generation: number): Promise<void> {
     this.wake(keyOf(toolsetId, generation));
     try {
-      await notifyBindingState(this.store.store.pool, this.store.store.schema, toolsetId, generation);
+      await notifyBindingState(this.store.store.database, this.store.store.schema, toolsetId, generation);
     } catch {
       // Other replicas' waiters fall back to their re-check.
     }
@@ -80,7 +81,7 @@ export class BindingStateWaiter implements OnApplicationShutdown {
   }
 
   private async connect(): Promise<Client | undefined> {
-    const client = new Client(this.store.store.pool.options);
+    const client = this.store.store.database.dedicatedConnection();
     const drop = () => {
       if (this.listener) this.listener = undefined;
       void client.end().catch(() => undefined);

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Database } from '@apphost/persistence';
 
 export interface GenerationRow {
   generationId: string;
@@ -38,28 +38,28 @@ export type NewGeneration = Omit<GenerationRow, 'fence' | 'state'>;
  * whose lease must stay fresh. Every owner-side transition names the generation *and* its fence.
  */
 export class GenerationsRepository {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly db: Database) {}
 
   // ---- instances -------------------------------------------------------------------------------------------
 
   /** Registers this process (a new incarnation) and declares whatever its previous incarnation owned GONE. */
   async registerInstance(instanceId: string, incarnation: string, leaseMs: number): Promise<number> {
-    await this.pool.query(
+    await this.db.query(
       `INSERT INTO registry_instances (instance_id, incarnation, state, lease_expires_at) VALUES ($1, $2, 'LIVE', now() + make_interval(secs => $3::double precision / 1000))
        ON CONFLICT (instance_id) DO UPDATE SET incarnation = EXCLUDED.incarnation, state = 'LIVE', lease_expires_at = EXCLUDED.lease_expires_at, started_at = now()`,
       [instanceId, incarnation, leaseMs],
     );
-    const gone = await this.pool.query(
+    const gone = await this.db.query(
       `UPDATE connection_generations SET state = 'GONE', close_reason = 'OWNER_RESTARTED', closed_at = now()
         WHERE owner_instance = $1 AND owner_incarnation <> $2 AND state = 'LIVE'`,
       [instanceId, incarnation],
     );
-    return gone.rowCount ?? 0;
+    return gone.rowCount;
   }
 
   /** Renews the lease; false means this incarnation no longer owns its row (it must fence itself). */
   async renewLease(instanceId: string, incarnation: string, leaseMs: number): Promise<boolean> {
-    const r = await this.pool.query(
+    const r = await this.db.query(
       `UPDATE registry_instances SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
         WHERE instance_id = $1 AND incarnation = $2 AND state = 'LIVE'`,
       [instanceId, incarnation, leaseMs],
@@ -69,35 +69,35 @@ export class GenerationsRepository {
 
   /** Graceful stop: the lease ends now and every generation it owned is CLOSED, so takeover is immediate. */
   async stopInstance(instanceId: string, incarnation: string): Promise<void> {
-    await this.pool.query(
+    await this.db.query(
       `UPDATE connection_generations SET state = 'CLOSED', close_reason = 'OWNER_STOPPED', closed_at = now()
         WHERE owner_instance = $1 AND owner_incarnation = $2 AND state = 'LIVE'`,
       [instanceId, incarnation],
     );
-    await this.pool.query(`UPDATE registry_instances SET state = 'STOPPED', lease_expires_at = now() WHERE instance_id = $1 AND incarnation = $2`, [instanceId, incarnation]);
+    await this.db.query(`UPDATE registry_instances SET state = 'STOPPED', lease_expires_at = now() WHERE instance_id = $1 AND incarnation = $2`, [instanceId, incarnation]);
   }
 
   // ---- generations -----------------------------------------------------------------------------------------
 
   /** The LIVE generation of `key` whose owner is alive, if any. */
   async findLive(key: string): Promise<GenerationRow | undefined> {
-    const { rows } = await this.pool.query(`SELECT * FROM connection_generations g WHERE g.generation_key = $1 AND g.state = 'LIVE' AND ${OWNER_ALIVE}`, [key]);
+    const { rows } = await this.db.query(`SELECT * FROM connection_generations g WHERE g.generation_key = $1 AND g.state = 'LIVE' AND ${OWNER_ALIVE}`, [key]);
     return rows[0] ? rowOf(rows[0]) : undefined;
   }
 
   /** A LIVE row of `key` whose owner is dead becomes GONE (never handed to another owner). */
   async expireDeadOwner(key: string): Promise<number> {
-    const r = await this.pool.query(
+    const r = await this.db.query(
       `UPDATE connection_generations g SET state = 'GONE', close_reason = 'OWNER_GONE', closed_at = now()
         WHERE g.generation_key = $1 AND g.state = 'LIVE' AND NOT ${OWNER_ALIVE}`,
       [key],
     );
-    return r.rowCount ?? 0;
+    return r.rowCount;
   }
 
   /** Claims `key` for this instance with a fresh fence; undefined when another claim won the race. */
   async claim(g: NewGeneration): Promise<GenerationRow | undefined> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.db.query(
       `INSERT INTO connection_generations (generation_id, generation_key, toolset_id, binding_generation, connection_class, advertises_ui, owner_instance, owner_incarnation, fence, state)
        SELECT $1, $2, $3, $4, $5, $6, $7, $8, nextval('generation_fence'), 'LIVE'
         WHERE EXISTS (SELECT 1 FROM registry_instances WHERE instance_id = $7 AND incarnation = $8 AND state = 'LIVE' AND lease_expires_at > now())
@@ -110,7 +110,7 @@ export class GenerationsRepository {
 
   /** Owner-side end of a generation, guarded by id and fence: a stale owner cannot close a newer claim. */
   async end(generationId: string, fence: number, state: 'CLOSED' | 'GONE', reason: string): Promise<boolean> {
-    const r = await this.pool.query(
+    const r = await this.db.query(
       `UPDATE connection_generations SET state = $3, close_reason = $4, closed_at = now() WHERE generation_id = $1 AND fence = $2 AND state = 'LIVE'`,
       [generationId, fence, state, reason],
     );
@@ -118,13 +118,13 @@ export class GenerationsRepository {
   }
 
   async get(generationId: string): Promise<GenerationRow | undefined> {
-    const { rows } = await this.pool.query(`SELECT * FROM connection_generations WHERE generation_id = $1`, [generationId]);
+    const { rows } = await this.db.query(`SELECT * FROM connection_generations WHERE generation_id = $1`, [generationId]);
     return rows[0] ? rowOf(rows[0]) : undefined;
   }
 
   /** Owners holding LIVE generations of a binding generation (for the revocation fan-out). */
   async ownersOf(toolsetId: string, bindingGeneration: number): Promise<string[]> {
-    const { rows } = await this.pool.query<{ owner_instance: string }>(
+    const { rows } = await this.db.query<{ owner_instance: string }>(
       `SELECT DISTINCT owner_instance FROM connection_generations WHERE toolset_id = $1 AND binding_generation = $2 AND state = 'LIVE'`,
       [toolsetId, bindingGeneration],
     );
@@ -132,7 +132,7 @@ export class GenerationsRepository {
   }
 
   async liveCount(toolsetId: string): Promise<number> {
-    const { rows } = await this.pool.query<{ n: string }>(`SELECT count(*) AS n FROM connection_generations WHERE toolset_id = $1 AND state = 'LIVE'`, [toolsetId]);
+    const { rows } = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM connection_generations WHERE toolset_id = $1 AND state = 'LIVE'`, [toolsetId]);
     return Number(rows[0]?.n ?? 0);
   }
 }

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Database } from '@apphost/persistence';
 
 export interface KeyRow {
   keyId: string;
@@ -10,16 +10,16 @@ export interface KeyRow {
 
 /** The key ring's rows. Material is stored wrapped under the host key when one is configured. */
 export class KeysRepository {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly db: Database) {}
 
   async all(): Promise<KeyRow[]> {
-    const { rows } = await this.pool.query(`SELECT key_id, state, material, wrapped, verify_until FROM key_ring ORDER BY created_at, key_id`);
+    const { rows } = await this.db.query(`SELECT key_id, state, material, wrapped, verify_until FROM key_ring ORDER BY created_at, key_id`);
     return rows.map((r) => ({ keyId: r.key_id, state: r.state, material: r.material, wrapped: r.wrapped, verifyUntil: r.verify_until }));
   }
 
   /** The first key, when the ring is empty (the unique ACTIVE index settles a race between replicas). */
   async insertFirst(keyId: string, material: Buffer, wrapped: boolean): Promise<boolean> {
-    const r = await this.pool.query(
+    const r = await this.db.query(
       `INSERT INTO key_ring (key_id, state, material, wrapped) SELECT $1, 'ACTIVE', $2, $3 WHERE NOT EXISTS (SELECT 1 FROM key_ring) ON CONFLICT DO NOTHING`,
       [keyId, material, wrapped],
     );
@@ -31,30 +31,20 @@ export class KeysRepository {
    * past their window are retired and their material erased; the new key becomes ACTIVE.
    */
   async rotate(currentKeyId: string, keyId: string, material: Buffer, wrapped: boolean, windowMs: number): Promise<boolean> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const demoted = await client.query(
+    const rotated = await this.db.transaction(async (tx) => {
+      const demoted = await tx.query(
         `UPDATE key_ring SET state = 'VERIFYING', verify_until = now() + make_interval(secs => $2::double precision / 1000) WHERE key_id = $1 AND state = 'ACTIVE'`,
         [currentKeyId, windowMs],
       );
-      if (demoted.rowCount !== 1) {
-        await client.query('ROLLBACK');
-        return false;
-      }
-      await client.query(`INSERT INTO key_ring (key_id, state, material, wrapped) VALUES ($1, 'ACTIVE', $2, $3)`, [keyId, material, wrapped]);
-      await client.query('COMMIT');
-      await this.retireExpired();
+      if (demoted.rowCount !== 1) return false; // nothing written, nothing to commit
+      await tx.query(`INSERT INTO key_ring (key_id, state, material, wrapped) VALUES ($1, 'ACTIVE', $2, $3)`, [keyId, material, wrapped]);
       return true;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
+    if (rotated) await this.retireExpired();
+    return rotated;
   }
 
   async retireExpired(): Promise<void> {
-    await this.pool.query(`UPDATE key_ring SET state = 'RETIRED', material = NULL WHERE state = 'VERIFYING' AND verify_until <= now()`);
+    await this.db.query(`UPDATE key_ring SET state = 'RETIRED', material = NULL WHERE state = 'VERIFYING' AND verify_until <= now()`);
   }
 }

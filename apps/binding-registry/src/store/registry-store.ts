@@ -1,21 +1,16 @@
 import type { StoreReport } from '@apphost/contracts';
 import type { ServiceDatabase } from '@apphost/persistence';
 import { openPostgresStore, type ServiceContext, type StoreHandle } from '@apphost/runtime';
-import type { Pool } from 'pg';
 import { RegistrySchema1767300000000 } from '../migrations/1767300000000-registry-schema';
 
 export const REGISTRY_SCHEMA = 'binding_registry';
 
-/** The registry's own PostgreSQL schema; repositories talk to its pool directly (one statement per round trip). */
+/** The registry's own PostgreSQL schema; repositories query it through `database` (one statement per round trip). */
 export class RegistryStore implements StoreHandle {
   private constructor(readonly database: ServiceDatabase) {}
 
   static async open(context: ServiceContext): Promise<RegistryStore> {
     return new RegistryStore(await openPostgresStore(context, { schema: REGISTRY_SCHEMA, migrations: [RegistrySchema1767300000000] }));
-  }
-
-  get pool(): Pool {
-    return (this.database.dataSource.driver as unknown as { master: Pool }).master;
   }
 
   get schema(): string {

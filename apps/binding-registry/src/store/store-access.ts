@@ -4,7 +4,7 @@ import { ProfilesRepository } from './profiles.repository';
 import type { RegistryStore } from './registry-store';
 import { ToolsetsRepository } from './toolsets.repository';
 
-/** Every repository of the registry, over one pool. */
+/** Every repository of the registry, over the store's one query API. */
 export class RegistryStoreAccess {
   readonly profiles: ProfilesRepository;
   readonly toolsets: ToolsetsRepository;
@@ -12,9 +12,9 @@ export class RegistryStoreAccess {
   readonly keys: KeysRepository;
 
   constructor(readonly store: RegistryStore) {
-    this.profiles = new ProfilesRepository(store.pool);
-    this.toolsets = new ToolsetsRepository(store.pool);
-    this.generations = new GenerationsRepository(store.pool);
-    this.keys = new KeysRepository(store.pool);
+    this.profiles = new ProfilesRepository(store.database);
+    this.toolsets = new ToolsetsRepository(store.database);
+    this.generations = new GenerationsRepository(store.database);
+    this.keys = new KeysRepository(store.database);
   }
 }

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Database } from '@apphost/persistence';
 import type { BindingState, ProviderReadiness, ToolsetSpec } from '@apphost/contracts';
 import type { PutOutcome } from './profiles.repository';
 
@@ -35,46 +35,38 @@ const bindingOf = (r: Record<string, unknown>): BindingRow => ({
  * UNMATERIALIZED → MATERIALIZING winner) and exactly one close (the REVOKING → CLOSED winner).
  */
 export class ToolsetsRepository {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly db: Database) {}
 
   async put(toolsetId: string, spec: ToolsetSpec, digest: string): Promise<PutOutcome> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const inserted = await client.query(
+    // The insert that did nothing commits nothing: the read-back runs outside the transaction.
+    const created = await this.db.transaction(async (tx) => {
+      const inserted = await tx.query(
         `INSERT INTO toolsets (toolset_id, spec, digest, profile_id) VALUES ($1, $2, $3, $4) ON CONFLICT (toolset_id) DO NOTHING`,
         [toolsetId, spec, digest, spec.profileId],
       );
-      if (inserted.rowCount === 1) {
-        await client.query(`INSERT INTO bindings (toolset_id, generation, state) VALUES ($1, 1, 'UNMATERIALIZED')`, [toolsetId]);
-        await client.query('COMMIT');
-        return { kind: 'created' };
-      }
-      await client.query('ROLLBACK');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-    const existing = await this.pool.query<{ digest: string }>(`SELECT digest FROM toolsets WHERE toolset_id = $1`, [toolsetId]);
+      if (inserted.rowCount !== 1) return false;
+      await tx.query(`INSERT INTO bindings (toolset_id, generation, state) VALUES ($1, 1, 'UNMATERIALIZED')`, [toolsetId]);
+      return true;
+    });
+    if (created) return { kind: 'created' };
+    const existing = await this.db.query<{ digest: string }>(`SELECT digest FROM toolsets WHERE toolset_id = $1`, [toolsetId]);
     return existing.rows[0]?.digest === digest ? { kind: 'same' } : { kind: 'conflict' };
   }
 
   async get(toolsetId: string): Promise<ToolsetRow | undefined> {
-    const { rows } = await this.pool.query(`SELECT toolset_id, spec, profile_id, current_generation FROM toolsets WHERE toolset_id = $1`, [toolsetId]);
+    const { rows } = await this.db.query(`SELECT toolset_id, spec, profile_id, current_generation FROM toolsets WHERE toolset_id = $1`, [toolsetId]);
     const r = rows[0];
     return r ? { toolsetId: r.toolset_id, spec: r.spec, profileId: r.profile_id, currentGeneration: Number(r.current_generation) } : undefined;
   }
 
   async binding(toolsetId: string, generation: number): Promise<BindingRow | undefined> {
-    const { rows } = await this.pool.query(`SELECT * FROM bindings WHERE toolset_id = $1 AND generation = $2`, [toolsetId, generation]);
+    const { rows } = await this.db.query(`SELECT * FROM bindings WHERE toolset_id = $1 AND generation = $2`, [toolsetId, generation]);
     return rows[0] ? bindingOf(rows[0]) : undefined;
   }
 
   /** The one construction: true for exactly one caller per binding generation. */
   async beginMaterialize(toolsetId: string, generation: number): Promise<boolean> {
-    const r = await this.pool.query(
+    const r = await this.db.query(
       `UPDATE bindings SET state = 'MATERIALIZING', constructions = constructions + 1, updated_at = now()
         WHERE toolset_id = $1 AND generation = $2 AND state = 'UNMATERIALIZED'`,
       [toolsetId, generation],
@@ -84,7 +76,7 @@ export class ToolsetsRepository {
 
   /** MATERIALIZING → PROFILE_BOUND | MODEL_ONLY; false when a revocation got there first. */
   async finishMaterialize(toolsetId: string, generation: number, state: 'PROFILE_BOUND' | 'MODEL_ONLY', readiness: ProviderReadiness[], bindingRevision: string | null): Promise<boolean> {
-    const r = await this.pool.query(
+    const r = await this.db.query(
       `UPDATE bindings SET state = $3, readiness = $4, binding_revision = $5, updated_at = now()
         WHERE toolset_id = $1 AND generation = $2 AND state = 'MATERIALIZING'`,
       [toolsetId, generation, state, JSON.stringify(readiness), bindingRevision],
@@ -97,7 +89,7 @@ export class ToolsetsRepository {
    * close); MATERIALIZING / PROFILE_BOUND / MODEL_ONLY go to REVOKING. Returns the state after the statement.
    */
   async beginRevoke(toolsetId: string, generation: number): Promise<BindingState | undefined> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.db.query(
       `UPDATE bindings SET state = CASE WHEN state = 'UNMATERIALIZED' THEN 'CLOSED' ELSE 'REVOKING' END, updated_at = now()
         WHERE toolset_id = $1 AND generation = $2 AND state IN ('UNMATERIALIZED', 'MATERIALIZING', 'PROFILE_BOUND', 'MODEL_ONLY')
         RETURNING state`,
@@ -109,7 +101,7 @@ export class ToolsetsRepository {
 
   /** REVOKING → CLOSED: exactly one caller wins (closes ≤ 1 is also a table constraint). */
   async finishRevoke(toolsetId: string, generation: number): Promise<boolean> {
-    const r = await this.pool.query(
+    const r = await this.db.query(
       `UPDATE bindings SET state = 'CLOSED', closes = closes + 1, updated_at = now() WHERE toolset_id = $1 AND generation = $2 AND state = 'REVOKING'`,
       [toolsetId, generation],
     );
@@ -118,22 +110,11 @@ export class ToolsetsRepository {
 
   /** Installs binding generation `from + 1` iff `from` is still current: a rebind never resurrects an old generation. */
   async installNextGeneration(toolsetId: string, from: number): Promise<boolean> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const bumped = await client.query(`UPDATE toolsets SET current_generation = current_generation + 1 WHERE toolset_id = $1 AND current_generation = $2`, [toolsetId, from]);
-      if (bumped.rowCount !== 1) {
-        await client.query('ROLLBACK');
-        return false;
-      }
-      await client.query(`INSERT INTO bindings (toolset_id, generation, state) VALUES ($1, $2, 'UNMATERIALIZED')`, [toolsetId, from + 1]);
-      await client.query('COMMIT');
+    return this.db.transaction(async (tx) => {
+      const bumped = await tx.query(`UPDATE toolsets SET current_generation = current_generation + 1 WHERE toolset_id = $1 AND current_generation = $2`, [toolsetId, from]);
+      if (bumped.rowCount !== 1) return false; // nothing written, nothing to commit
+      await tx.query(`INSERT INTO bindings (toolset_id, generation, state) VALUES ($1, $2, 'UNMATERIALIZED')`, [toolsetId, from + 1]);
       return true;
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

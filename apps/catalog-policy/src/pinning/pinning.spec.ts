@@ -1,11 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Pool } from 'pg';
 import { CatalogApproveTool, CatalogListPins } from '@apphost/contracts';
 import { bootService, dropSchemasWithPrefix, startPrivateNats, TEST_DATABASE_URL, uniquePrefix, type PrivateNats, type ServiceUnderTest } from '@apphost/testing';
+import { openServiceDatabase, type ServiceDatabase } from '@apphost/persistence';
 import pino from 'pino';
 import { toListing, type Candidate } from '../compose/listing';
 import { resolveOneClass } from '../compose/two-class';
+import { CatalogSchema1767400000000 } from '../migrations/1767400000000-catalog-schema';
 import { catalogPolicyService } from '../service';
+import { CATALOG_SCHEMA } from '../store/catalog-store';
 import { PinsRepository } from '../store/pins.repository';
 import { PinningService } from './pinning.service';
 
@@ -14,7 +16,7 @@ describe('tool-definition pinning', () => {
   const prefix = uniquePrefix();
   let nats: PrivateNats;
   let service: ServiceUnderTest;
-  let pool: Pool;
+  let db: ServiceDatabase;
   let pinning: PinningService;
   const generation = { generationId: randomUUID(), fence: 1, ownerInstanceId: 'reg-1', toolsetId: 'pin-ts', bindingGeneration: 1, connectionClass: 'app-safe' as const };
   const candidates = (description: string, schema: Record<string, unknown> = {}): Candidate[] =>
@@ -27,12 +29,13 @@ describe('tool-definition pinning', () => {
   beforeAll(async () => {
     nats = await startPrivateNats();
     service = await bootService(catalogPolicyService, prefix, { NATS_URL: nats.url });
-    pool = new Pool({ connectionString: TEST_DATABASE_URL, options: `-c search_path=${prefix}catalog_policy`, max: 2 });
-    pinning = new PinningService(new PinsRepository(pool), pino({ level: 'silent' }));
+    // The service's own store, opened beside the running service (its migrations are already applied).
+    db = await openServiceDatabase({ url: TEST_DATABASE_URL, schema: `${prefix}${CATALOG_SCHEMA}`, serviceName: catalogPolicyService.name, migrations: [CatalogSchema1767400000000], poolSize: 2 });
+    pinning = new PinningService(new PinsRepository(db), pino({ level: 'silent' }));
   }, 60_000);
 
   afterAll(async () => {
-    await pool?.end();
+    await db?.close();
     await service?.stop();
     await nats?.stop();
     await dropSchemasWithPrefix(prefix);
@@ -46,7 +49,7 @@ describe('tool-definition pinning', () => {
     const { pins } = await service.client.request(CatalogListPins, { toolsetId: 'pin-ts' });
     expect(pins.find((p) => p.name === 'echo')).toMatchObject({ state: 'QUARANTINED', connectionClass: 'app-safe' });
     expect(pins.find((p) => p.name === 'stable')).toMatchObject({ state: 'APPROVED', candidateFingerprint: null });
-    const { rows } = await pool.query(`SELECT kind, previous_fingerprint, fingerprint FROM tool_pin_events WHERE tool_name = 'echo' ORDER BY id`);
+    const { rows } = await db.query<{ kind: string; previous_fingerprint: string | null; fingerprint: string }>(`SELECT kind, previous_fingerprint, fingerprint FROM tool_pin_events WHERE tool_name = 'echo' ORDER BY id`);
     expect(rows.map((r: { kind: string }) => r.kind)).toEqual(['FIRST_SIGHT', 'DRIFT', 'DRIFT']);
     expect(rows[1].previous_fingerprint).toBe(rows[0].fingerprint);
   });
@@ -62,7 +65,7 @@ describe('tool-definition pinning', () => {
     expect(approved.pins[0]).toMatchObject({ state: 'APPROVED', approvedFingerprint: drifted[0].tool.fingerprint, candidateFingerprint: null });
     expect(await quarantinedNames(drifted)).toEqual([]);
     expect(await quarantinedNames(candidates('Echoes.'))).toEqual(['echo']);
-    const { rows } = await pool.query(`SELECT actor, previous_fingerprint, fingerprint FROM tool_pin_events WHERE kind = 'APPROVED'`);
+    const { rows } = await db.query(`SELECT actor, previous_fingerprint, fingerprint FROM tool_pin_events WHERE kind = 'APPROVED'`);
     expect(rows).toEqual([{ actor: 'admin', previous_fingerprint: before.approvedFingerprint, fingerprint: drifted[0].tool.fingerprint }]);
   });
 

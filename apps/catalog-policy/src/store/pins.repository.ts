@@ -1,4 +1,4 @@
-import type { Pool } from 'pg';
+import type { Database } from '@apphost/persistence';
 
 export type ConnectionClass = 'app-safe' | 'full';
 
@@ -42,7 +42,7 @@ const toPin = (r: DbRow): PinRow => ({
 
 /** All SQL of tool-definition pinning. First sight wins across replicas (insert-or-nothing, then read back). */
 export class PinsRepository {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly db: Database) {}
 
   /** Records first sightings (one statement) and returns every pin of these tools as stored. */
   async recordAndLoad(toolsetId: string, sightings: readonly Sighting[]): Promise<PinRow[]> {
@@ -50,7 +50,7 @@ export class PinsRepository {
     const classes = sightings.map((s) => s.connectionClass);
     const names = sightings.map((s) => s.name);
     const fps = sightings.map((s) => s.fingerprint);
-    await this.pool.query(
+    await this.db.query(
       `WITH inserted AS (
          INSERT INTO tool_pins (toolset_id, connection_class, tool_name, state, approved_fingerprint)
          SELECT $1, c, n, 'APPROVED', f FROM unnest($2::text[], $3::text[], $4::text[]) AS s(c, n, f)
@@ -60,7 +60,7 @@ export class PinsRepository {
        SELECT $1, connection_class, tool_name, 'FIRST_SIGHT', approved_fingerprint FROM inserted`,
       [toolsetId, classes, names, fps],
     );
-    const { rows } = await this.pool.query<DbRow>(
+    const { rows } = await this.db.query<DbRow>(
       `SELECT ${COLUMNS} FROM tool_pins p JOIN unnest($2::text[], $3::text[]) AS s(c, n) ON p.connection_class = s.c AND p.tool_name = s.n WHERE p.toolset_id = $1`,
       [toolsetId, classes, names],
     );
@@ -72,7 +72,7 @@ export class PinsRepository {
    * approved fingerprint when this call changed the candidate (a new drift), else null.
    */
   async quarantine(toolsetId: string, s: Sighting): Promise<string | null> {
-    const { rows } = await this.pool.query<{ approved_fingerprint: string }>(
+    const { rows } = await this.db.query<{ approved_fingerprint: string }>(
       `WITH changed AS (
          UPDATE tool_pins SET state = 'QUARANTINED', candidate_fingerprint = $4, candidate_declaration = $5, updated_at = now()
          WHERE toolset_id = $1 AND connection_class = $2 AND tool_name = $3 AND approved_fingerprint <> $4 AND candidate_fingerprint IS DISTINCT FROM $4
@@ -86,7 +86,7 @@ export class PinsRepository {
   }
 
   async list(toolsetId: string, name?: string): Promise<PinRow[]> {
-    const { rows } = await this.pool.query<DbRow>(
+    const { rows } = await this.db.query<DbRow>(
       `SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND ($2::text IS NULL OR tool_name = $2) ORDER BY tool_name, connection_class`,
       [toolsetId, name ?? null],
     );
@@ -98,11 +98,9 @@ export class PinsRepository {
    * candidate with `fingerprint`), logging both fingerprints. Returns the pins before and after.
    */
   async approve(toolsetId: string, name: string, fingerprint: string | null, actor: string): Promise<{ before: PinRow[]; after: PinRow[] }> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      const before = (await client.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class FOR UPDATE`, [toolsetId, name])).rows.map(toPin);
-      await client.query(
+    return this.db.transaction(async (tx) => {
+      const before = (await tx.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class FOR UPDATE`, [toolsetId, name])).rows.map(toPin);
+      await tx.query(
         `WITH approved AS (
            UPDATE tool_pins p SET state = 'APPROVED', approved_fingerprint = candidate_fingerprint, candidate_fingerprint = NULL, candidate_declaration = NULL, updated_at = now()
            FROM (SELECT connection_class, approved_fingerprint AS old FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2) o
@@ -112,14 +110,8 @@ export class PinsRepository {
          SELECT $1, connection_class, $2, 'APPROVED', old, approved_fingerprint, $4 FROM approved`,
         [toolsetId, name, fingerprint, actor],
       );
-      const after = (await client.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class`, [toolsetId, name])).rows.map(toPin);
-      await client.query('COMMIT');
+      const after = (await tx.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class`, [toolsetId, name])).rows.map(toPin);
       return { before, after };
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 }

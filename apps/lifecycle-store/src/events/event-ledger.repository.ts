@@ -1,5 +1,5 @@
 import type { SessionKey } from '@apphost/contracts';
-import type { Sql } from '../sessions/sql';
+import type { Database } from '@apphost/persistence';
 import type { FinalizedEvent } from './finalizer';
 
 const KEY = `tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`;
@@ -20,10 +20,10 @@ export interface StoredEvent {
  * was written, and the caller diagnoses why.
  */
 export class EventLedgerRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly db: Database) {}
 
   async append(key: SessionKey, incarnation: number, events: FinalizedEvent[], fencingToken: number | null): Promise<number[] | null> {
-    const { rows } = await this.sql.one<{ event_id: string }>(
+    const { rows } = await this.db.query<{ event_id: string }>(
       `WITH r AS (
          SELECT 1 FROM lifecycle_records WHERE ${KEY} AND state = 'ACTIVE' AND incarnation = $5 FOR SHARE
        ), s AS (
@@ -47,12 +47,12 @@ export class EventLedgerRepository {
 
   /** The highest coordination token the session row has seen (for diagnosing a rejected append). */
   async coordinationToken(key: SessionKey): Promise<number | null> {
-    const { rows } = await this.sql.one<{ coordination_token: string | null }>(`SELECT coordination_token FROM session_rows WHERE ${KEY}`, keyParams(key));
+    const { rows } = await this.db.query<{ coordination_token: string | null }>(`SELECT coordination_token FROM session_rows WHERE ${KEY}`, keyParams(key));
     return rows[0]?.coordination_token == null ? null : Number(rows[0].coordination_token);
   }
 
   async page(key: SessionKey, incarnation: number, afterId: number, limit: number): Promise<StoredEvent[]> {
-    const { rows } = await this.sql.one<{ event_id: string; incarnation: string; created_at: Date; body: Record<string, unknown> }>(
+    const { rows } = await this.db.query<{ event_id: string; incarnation: string; created_at: Date; body: Record<string, unknown> }>(
       `SELECT event_id, incarnation, created_at, body FROM session_events WHERE ${KEY} AND incarnation = $5 AND event_id > $6 ORDER BY event_id LIMIT $7`,
       [...keyParams(key), incarnation, afterId, limit],
     );

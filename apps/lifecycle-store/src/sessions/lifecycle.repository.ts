@@ -1,5 +1,5 @@
 import type { CascadeProgress, SessionKey, SessionState } from '@apphost/contracts';
-import type { Query, Sql } from './sql';
+import type { Database, Queryable } from '@apphost/persistence';
 
 /** `tenant, app_name, user_id, session_id` bound to $1..$4 in every statement below. */
 const KEY = `tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`;
@@ -72,10 +72,10 @@ export interface ImportedEventRow {
  * trigger `lifecycle_guard_transition` refuses illegal transitions independently.
  */
 export class LifecycleRepository {
-  constructor(private readonly sql: Sql) {}
+  constructor(private readonly db: Database) {}
 
   async load(key: SessionKey): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM lifecycle_records WHERE ${KEY}`, keyParams(key));
+    const { rows } = await this.db.query<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM lifecycle_records WHERE ${KEY}`, keyParams(key));
     return rows[0] ? toRecord(key, rows[0]) : null;
   }
 
@@ -84,7 +84,7 @@ export class LifecycleRepository {
    * common paths pay nothing for lazy adoption.
    */
   async probe(key: SessionKey): Promise<{ record: LifecycleRecord | null; legacy: boolean }> {
-    const { rows } = await this.sql.one<RecordRow & { legacy: boolean; found: boolean }>(
+    const { rows } = await this.db.query<RecordRow & { legacy: boolean; found: boolean }>(
       `SELECT r.tenant IS NOT NULL AS found, ${RECORD_COLUMNS.replace(/reserved_at/g, 'r.reserved_at')},
               (r.tenant IS NULL AND EXISTS (SELECT 1 FROM session_rows s WHERE s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.incarnation IS NULL)) AS legacy
          FROM (SELECT 1) AS one LEFT JOIN lifecycle_records r ON r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4`,
@@ -94,9 +94,8 @@ export class LifecycleRepository {
     return { record: row?.found ? toRecord(key, row) : null, legacy: Boolean(row?.legacy) };
   }
 
-  async loadSessionRow(key: SessionKey, query?: Query): Promise<SessionRow | null> {
-    const q = query ?? ((s, p) => this.sql.one(s, p));
-    const { rows } = await q<{
+  async loadSessionRow(key: SessionKey, via: Queryable = this.db): Promise<SessionRow | null> {
+    const { rows } = await via.query<{
       incarnation: string | null;
       creation_operation_id: string | null;
       import_digest: string | null;
@@ -121,24 +120,24 @@ export class LifecycleRepository {
    * in one transaction; false when there was nothing to adopt or another replica adopted it first.
    */
   async adoptLegacy(key: SessionKey): Promise<boolean> {
-    return this.sql
-      .tx(async (q) => {
-        const claimed = await q(
+    return this.db
+      .transaction(async (tx) => {
+        const claimed = await tx.query(
           `UPDATE session_rows SET incarnation = 1, adopted_at = now()
             WHERE ${KEY} AND incarnation IS NULL AND creation_operation_id IS NULL
               AND NOT EXISTS (SELECT 1 FROM lifecycle_records WHERE ${KEY})
             RETURNING 1`,
           keyParams(key),
         );
-        if (claimed.count === 0) throw new NothingWritten();
-        const inserted = await q(
+        if (claimed.rowCount === 0) throw new NothingWritten();
+        const inserted = await tx.query(
           `INSERT INTO lifecycle_records (tenant, app_name, user_id, session_id, incarnation, state, version, adopted, adoption)
            VALUES ($1, $2, $3, $4, 1, 'ACTIVE', 1, true, jsonb_build_object('receipt', 'adoption', 'adoptedAt', now()))
            ON CONFLICT DO NOTHING RETURNING 1`,
           keyParams(key),
         );
-        if (inserted.count === 0) throw new NothingWritten();
-        await q(`INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token) VALUES ($1, $2, $3, $4, 1) ON CONFLICT DO NOTHING`, keyParams(key));
+        if (inserted.rowCount === 0) throw new NothingWritten();
+        await tx.query(`INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token) VALUES ($1, $2, $3, $4, 1) ON CONFLICT DO NOTHING`, keyParams(key));
         return true;
       })
       .catch((error: unknown) => {
@@ -149,7 +148,7 @@ export class LifecycleRepository {
 
   /** ABSENT → CREATING(1), with the fence set to the new creator's incarnation in the same statement. */
   async reserveFromAbsent(key: SessionKey, operationId: string): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `WITH rec AS (
          INSERT INTO lifecycle_records (tenant, app_name, user_id, session_id, incarnation, state, version, creation_operation_id, reserved_at)
          SELECT $1, $2, $3, $4, 1, 'CREATING', 1, $5, now()
@@ -170,7 +169,7 @@ export class LifecycleRepository {
 
   /** DELETED(n) → CREATING(n+1); the fence moves to n+1 in the same statement. */
   async reserveAfterDeleted(key: SessionKey, operationId: string, incarnation: number, version: number): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `WITH rec AS (
          UPDATE lifecycle_records
             SET state = 'CREATING', incarnation = incarnation + 1, version = version + 1, creation_operation_id = $5,
@@ -195,17 +194,17 @@ export class LifecycleRepository {
    * creator that just committed is visible), no session row may exist; then the record CAS. Any miss rolls back.
    */
   async reclaim(key: SessionKey, operationId: string, stale: LifecycleRecord, leaseMs: number | null): Promise<ReclaimOutcome> {
-    return this.sql
-      .tx(async (q): Promise<ReclaimOutcome> => {
-        const fence = await q(`UPDATE session_fences SET fence_token = $6, updated_at = now() WHERE ${KEY} AND fence_token = $5 RETURNING 1`, [
+    return this.db
+      .transaction(async (tx): Promise<ReclaimOutcome> => {
+        const fence = await tx.query(`UPDATE session_fences SET fence_token = $6, updated_at = now() WHERE ${KEY} AND fence_token = $5 RETURNING 1`, [
           ...keyParams(key),
           stale.incarnation,
           stale.incarnation + 1,
         ]);
-        if (fence.count === 0) throw new Outcome({ kind: 'fence-moved' });
-        const row = await q(`SELECT 1 FROM session_rows WHERE ${KEY}`, keyParams(key));
+        if (fence.rowCount === 0) throw new Outcome({ kind: 'fence-moved' });
+        const row = await tx.query(`SELECT 1 FROM session_rows WHERE ${KEY}`, keyParams(key));
         if (row.rows.length > 0) throw new Outcome({ kind: 'row-exists' });
-        const { rows } = await q<RecordRow>(
+        const { rows } = await tx.query<RecordRow>(
           `UPDATE lifecycle_records
               SET incarnation = incarnation + 1, version = version + 1, creation_operation_id = $5, reserved_at = now(), updated_at = now()
             WHERE ${KEY} AND state = 'CREATING' AND incarnation = $6 AND version = $7 AND creation_operation_id = $8
@@ -237,9 +236,9 @@ export class LifecycleRepository {
     imported: ImportedEventRow[],
     inside: () => Promise<void>,
   ): Promise<CommitOutcome> {
-    return this.sql
-      .tx(async (q): Promise<CommitOutcome> => {
-        const { rows } = await q<{ fenced: string; inserted: string }>(
+    return this.db
+      .transaction(async (tx): Promise<CommitOutcome> => {
+        const { rows } = await tx.query<{ fenced: string; inserted: string }>(
           `WITH f AS (
              UPDATE session_fences SET updated_at = now() WHERE ${KEY} AND fence_token = $5::bigint RETURNING 1
            ), s AS (
@@ -269,7 +268,7 @@ export class LifecycleRepository {
 
   /** CREATING(n) → ACTIVE(n), only if the committed session row carries this exact receipt. */
   async activate(key: SessionKey, receipt: { incarnation: number; operationId: string; digest: string }, version: number): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `UPDATE lifecycle_records r
           SET state = 'ACTIVE', version = r.version + 1, reserved_at = NULL, updated_at = now()
          FROM session_rows s
@@ -285,7 +284,7 @@ export class LifecycleRepository {
 
   /** The imported events committed with a receipt, in id order (for receipt verification during recovery). */
   async importedEvents(key: SessionKey, incarnation: number): Promise<Record<string, unknown>[]> {
-    const { rows } = await this.sql.one<{ body: Record<string, unknown> }>(
+    const { rows } = await this.db.query<{ body: Record<string, unknown> }>(
       `SELECT body FROM session_events WHERE ${KEY} AND incarnation = $5 AND imported ORDER BY event_id`,
       [...keyParams(key), incarnation],
     );
@@ -294,7 +293,7 @@ export class LifecycleRepository {
 
   /** ACTIVE(n) → DELETING(n) with the cascade plan. */
   async beginDeletion(key: SessionKey, incarnation: number, version: number, cascade: CascadeProgress): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `UPDATE lifecycle_records SET state = 'DELETING', version = version + 1, cascade = $7::jsonb, updated_at = now()
         WHERE ${KEY} AND state = 'ACTIVE' AND incarnation = $5 AND version = $6
         RETURNING ${RECORD_COLUMNS}`,
@@ -310,7 +309,7 @@ export class LifecycleRepository {
    * Null → nothing written (not ACTIVE, other incarnation, no record, a legacy row): the caller reads and decides.
    */
   async beginDeletionIfActive(key: SessionKey, expectedIncarnation: number | null, cascade: CascadeProgress): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `UPDATE lifecycle_records SET state = 'DELETING', version = version + 1, cascade = $6::jsonb, updated_at = now()
         WHERE ${KEY} AND state = 'ACTIVE' AND ($5::bigint IS NULL OR incarnation = $5::bigint)
         RETURNING ${RECORD_COLUMNS}`,
@@ -321,7 +320,7 @@ export class LifecycleRepository {
 
   /** DELETING(n) → DELETING(n) with new cascade progress. */
   async recordProgress(key: SessionKey, incarnation: number, version: number, cascade: CascadeProgress): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `UPDATE lifecycle_records SET version = version + 1, cascade = $7::jsonb, updated_at = now()
         WHERE ${KEY} AND state = 'DELETING' AND incarnation = $5 AND version = $6
         RETURNING ${RECORD_COLUMNS}`,
@@ -335,7 +334,7 @@ export class LifecycleRepository {
    * every event of this and older incarnations (including rows a retired creator might have left elsewhere).
    */
   async purgeSession(key: SessionKey, incarnation: number, version: number): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `WITH rec AS (
          UPDATE lifecycle_records SET version = version + 1, cascade = jsonb_set(cascade, '{sessionPurged}', 'true'), updated_at = now()
           WHERE ${KEY} AND state = 'DELETING' AND incarnation = $5 AND version = $6
@@ -353,7 +352,7 @@ export class LifecycleRepository {
 
   /** DELETING(n) → DELETED(n), only when the record itself says every step is done. */
   async finishDeletion(key: SessionKey, incarnation: number, version: number): Promise<LifecycleRecord | null> {
-    const { rows } = await this.sql.one<RecordRow>(
+    const { rows } = await this.db.query<RecordRow>(
       `UPDATE lifecycle_records SET state = 'DELETED', version = version + 1, updated_at = now()
         WHERE ${KEY} AND state = 'DELETING' AND incarnation = $5 AND version = $6
           AND (cascade->>'sessionPurged')::boolean
@@ -366,7 +365,7 @@ export class LifecycleRepository {
 
   /** Keys of unfinished lifecycles, for recovery at startup. */
   async unfinished(state: 'CREATING' | 'DELETING', limit: number): Promise<SessionKey[]> {
-    const { rows } = await this.sql.one<{ tenant: string; app_name: string; user_id: string; session_id: string }>(
+    const { rows } = await this.db.query<{ tenant: string; app_name: string; user_id: string; session_id: string }>(
       `SELECT tenant, app_name, user_id, session_id FROM lifecycle_records WHERE state = $1 ORDER BY updated_at LIMIT $2`,
       [state, limit],
     );

@@ -1,5 +1,5 @@
 import type { SessionKey } from '@apphost/contracts';
-import type { Pool } from 'pg';
+import type { Database } from '@apphost/persistence';
 
 /**
  * Every SQL statement of the store. Each mutating statement is guarded in its own WHERE clause (never a read
@@ -131,13 +131,15 @@ const RESOLVE_SQL = (body: string) => `WITH bind AS (
        LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
        LEFT JOIN sealed_records b ON ${RECORD_KEY_MATCH('b')} AND (b.event_id = $8 OR b.state = 'PENDING')
        WHERE NOT EXISTS (SELECT 1 FROM bind)`;
+const RESOLVE_TEXT_SQL = RESOLVE_SQL(`convert_from(b.body, 'UTF8')`);
+const RESOLVE_BYTES_SQL = RESOLVE_SQL('b.body');
 
 /**
- * The hot statements (create, commit, resolve) are named, so each pooled connection parses and plans them once
- * (pg prepares a named statement per connection; the service's search_path is fixed per connection).
+ * Every statement goes through the store's query API, which prepares it once per pooled connection (the service's
+ * search_path is fixed per connection), so the hot ones (create, commit, resolve) are parsed and planned once.
  */
 export class SealedRecordsRepository {
-  constructor(private readonly pool: Pool) {}
+  constructor(private readonly db: Database) {}
 
   /**
    * One statement: raise the session floor to this incarnation (row-locking the floor, which serializes against
@@ -145,15 +147,14 @@ export class SealedRecordsRepository {
    * otherwise `findCreateConflict` tells which.
    */
   async insertRecord(r: NewRecord): Promise<boolean> {
-    const { rowCount } = await this.pool.query({
-      name: 'sealed-insert-record-v3',
-      text: `WITH floor AS (${RAISE_FLOOR_FOR_CREATE})
+    const { rowCount } = await this.db.query(
+      `WITH floor AS (${RAISE_FLOOR_FOR_CREATE})
        INSERT INTO sealed_records (record_id, operation_instance_id, tenant, app_name, user_id, session_id, incarnation,
                                    function_call_id, state, schema_version, digest, chunk_bytes, chunk_digests, size_bytes, body, expires_at)
        SELECT $6, $7, $1, $2, $3, $4, $5, $8, 'PENDING', $9, $10, $11, $12, $13, $14, now() + make_interval(secs => $15::double precision / 1000)
        WHERE NOT EXISTS (SELECT 1 FROM floor WHERE floor.min_live > $5)
        ON CONFLICT (operation_instance_id) DO NOTHING`,
-      values: [
+      [
         ...sessionParams(r.session),
         r.incarnation,
         r.recordId,
@@ -167,7 +168,7 @@ export class SealedRecordsRepository {
         r.body,
         r.pendingTtlMs,
       ],
-    });
+    );
     return rowCount === 1;
   }
 
@@ -177,7 +178,7 @@ export class SealedRecordsRepository {
    * operation instance (a read-back inside the inserting statement cannot see a concurrently committed winner).
    */
   async findCreateConflict(session: SessionKey, operationInstanceId: string): Promise<{ minLive: number | null; existing: ExistingRecord | null }> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.db.query(
       `SELECT s.min_live, r.record_id, r.tenant, r.app_name, r.user_id, r.session_id, r.incarnation, r.function_call_id, r.schema_version, r.state, r.digest
        FROM (VALUES (1)) AS one (x)
        LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
@@ -207,21 +208,20 @@ export class SealedRecordsRepository {
    * and this update contend for the same row lock and each re-checks `state` after waiting, so exactly one wins.
    */
   async commit(k: RecordKeyParams): Promise<{ schemaVersion: number } | null> {
-    const { rows } = await this.pool.query<{ schema_version: number }>({
-      name: 'sealed-commit-v2',
-      text: `UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = COALESCE(r.committed_at, now())
+    const { rows } = await this.db.query<{ schema_version: number }>(
+      `UPDATE sealed_records r SET state = 'COMMITTED', event_id = $8, committed_at = COALESCE(r.committed_at, now())
        WHERE ${RECORD_KEY_MATCH('r')}
          AND (r.state = 'PENDING' OR r.event_id = $8)
          AND NOT EXISTS (SELECT 1 FROM session_incarnations s WHERE ${SESSION_MATCH('s')} AND s.min_live > $5)
        RETURNING r.schema_version`,
-      values: [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
-    });
+      [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId],
+    );
     return rows[0] ? { schemaVersion: rows[0].schema_version } : null;
   }
 
   /** Why a commit matched nothing: the session floor, and the record's state under the key without its event id. */
   async diagnoseCommit(k: RecordKeyParams): Promise<{ minLive: number | null; state: string | null; eventId: string | null }> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.db.query(
       `SELECT s.min_live, r.state, r.event_id
        FROM (VALUES (1)) AS one (x)
        LEFT JOIN session_incarnations s ON ${SESSION_MATCH('s')}
@@ -249,10 +249,10 @@ export class SealedRecordsRepository {
     const values = [...sessionParams(k.session), k.incarnation, k.recordId, k.functionCallId, k.eventId];
     let rows: ResolveSqlRow[];
     try {
-      ({ rows } = await this.pool.query<ResolveSqlRow>({ name: 'sealed-resolve-text-v1', text: RESOLVE_SQL(`convert_from(b.body, 'UTF8')`), values }));
+      ({ rows } = await this.db.query<ResolveSqlRow>(RESOLVE_TEXT_SQL, values));
     } catch (error) {
       if ((error as { code?: string }).code !== INVALID_UTF8) throw error;
-      ({ rows } = await this.pool.query<ResolveSqlRow>({ name: 'sealed-resolve-bytes-v1', text: RESOLVE_SQL('b.body'), values }));
+      ({ rows } = await this.db.query<ResolveSqlRow>(RESOLVE_BYTES_SQL, values));
     }
     const row = rows[0];
     const text = typeof row.body === 'string' ? row.body : undefined;
@@ -277,7 +277,7 @@ export class SealedRecordsRepository {
 
   /** One chunk of a COMMITTED record and its chunk digest, sliced in SQL (TOAST fetches only what it needs). */
   async readChunk(k: RecordKeyParams, index: number): Promise<ChunkRow> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.db.query(
       `SELECT s.min_live, r.size_bytes, r.chunk_bytes,
               CASE WHEN $9::int * r.chunk_bytes < r.size_bytes
                    THEN substring(r.body FROM $9::int * r.chunk_bytes + 1 FOR r.chunk_bytes) END AS part,
@@ -302,7 +302,7 @@ export class SealedRecordsRepository {
    * excludes; a commit that arrives after the delete finds no row and fails typed.
    */
   async collectExpired(limit: number): Promise<number> {
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await this.db.query(
       `WITH doomed AS (
          SELECT tenant, app_name, user_id, session_id, incarnation, record_id FROM sealed_records
          WHERE state = 'PENDING' AND event_id IS NULL AND expires_at < now()
@@ -313,20 +313,20 @@ export class SealedRecordsRepository {
          AND r.state = 'PENDING' AND r.event_id IS NULL AND r.expires_at < now()`,
       [limit],
     );
-    return rowCount ?? 0;
+    return rowCount;
   }
 
   async collectExpiredUploads(limit: number): Promise<number> {
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await this.db.query(
       `DELETE FROM sealed_uploads WHERE upload_id IN (SELECT upload_id FROM sealed_uploads WHERE expires_at < now() LIMIT $1)`,
       [limit],
     );
-    return rowCount ?? 0;
+    return rowCount;
   }
 
   /** Fences `incarnation` and below (revoke). Returns the floor now in force. */
   async fence(session: SessionKey, incarnation: number): Promise<number> {
-    const { rows } = await this.pool.query<{ min_live: string }>(RAISE_FLOOR, [...sessionParams(session), incarnation + 1]);
+    const { rows } = await this.db.query<{ min_live: string }>(RAISE_FLOOR, [...sessionParams(session), incarnation + 1]);
     return Number(rows[0].min_live);
   }
 
@@ -336,7 +336,7 @@ export class SealedRecordsRepository {
    */
   async purge(session: SessionKey, incarnation: number): Promise<{ records: number; uploads: number }> {
     await this.fence(session, incarnation);
-    const { rows } = await this.pool.query<{ records: string; uploads: string }>(
+    const { rows } = await this.db.query<{ records: string; uploads: string }>(
       `WITH recs AS (DELETE FROM sealed_records r WHERE ${SESSION_MATCH('r')} AND r.incarnation <= $5 RETURNING 1),
             ups AS (DELETE FROM sealed_uploads u WHERE ${SESSION_MATCH('u')} AND u.incarnation <= $5 RETURNING 1)
        SELECT (SELECT count(*) FROM recs) AS records, (SELECT count(*) FROM ups) AS uploads`,
@@ -347,7 +347,7 @@ export class SealedRecordsRepository {
 
   /** Opens a staged upload unless the incarnation is already fenced; null when stale. */
   async beginUpload(u: UploadRow, uploadTtlMs: number): Promise<{ expiresAt: Date } | null> {
-    const { rows } = await this.pool.query<{ expires_at: Date }>(
+    const { rows } = await this.db.query<{ expires_at: Date }>(
       `INSERT INTO sealed_uploads (upload_id, operation_instance_id, tenant, app_name, user_id, session_id, incarnation, function_call_id,
                                    total_bytes, chunk_bytes, chunk_count, pending_ttl_ms, expires_at)
        SELECT $6, $7, $1, $2, $3, $4, $5, $8, $9, $10, $11, $12, now() + make_interval(secs => $13::double precision / 1000)
@@ -371,7 +371,7 @@ export class SealedRecordsRepository {
 
   /** Stages one chunk if the upload is live and the index and size fit it; idempotent (DO NOTHING on a repeat). */
   async putChunk(uploadId: string, index: number, data: Buffer): Promise<boolean> {
-    const { rowCount } = await this.pool.query(
+    const { rowCount } = await this.db.query(
       `INSERT INTO sealed_upload_chunks (upload_id, chunk_index, data)
        SELECT u.upload_id, $2, $3 FROM sealed_uploads u
        WHERE u.upload_id = $1 AND u.expires_at > now() AND $2 < u.chunk_count
@@ -379,7 +379,7 @@ export class SealedRecordsRepository {
        ON CONFLICT (upload_id, chunk_index) DO NOTHING`,
       [uploadId, index, data],
     );
-    return (rowCount ?? 0) === 1;
+    return rowCount === 1;
   }
 
   /** Why a chunk was not staged: missing/expired upload, index or size out of bounds, or already staged (same bytes?). */
@@ -388,7 +388,7 @@ export class SealedRecordsRepository {
     index: number,
     data: Buffer,
   ): Promise<null | { live: boolean; chunkCount: number; expectedBytes: number; staged: boolean; same: boolean }> {
-    const { rows } = await this.pool.query(
+    const { rows } = await this.db.query(
       `SELECT u.expires_at > now() AS live, u.chunk_count, GREATEST(0, LEAST(u.chunk_bytes, u.total_bytes - $2 * u.chunk_bytes)) AS expected,
               c.chunk_index IS NOT NULL AS staged, c.data = $3::bytea AS same
        FROM sealed_uploads u LEFT JOIN sealed_upload_chunks c ON c.upload_id = u.upload_id AND c.chunk_index = $2
@@ -402,10 +402,10 @@ export class SealedRecordsRepository {
 
   /** A live upload and its staged chunks in index order. */
   async loadUpload(uploadId: string): Promise<null | { upload: UploadRow; chunks: { index: number; data: Buffer }[] }> {
-    const head = await this.pool.query(`SELECT * FROM sealed_uploads WHERE upload_id = $1 AND expires_at > now()`, [uploadId]);
+    const head = await this.db.query(`SELECT * FROM sealed_uploads WHERE upload_id = $1 AND expires_at > now()`, [uploadId]);
     const row = head.rows[0];
     if (!row) return null;
-    const parts = await this.pool.query<{ chunk_index: number; data: Buffer }>(
+    const parts = await this.db.query<{ chunk_index: number; data: Buffer }>(
       `SELECT chunk_index, data FROM sealed_upload_chunks WHERE upload_id = $1 ORDER BY chunk_index`,
       [uploadId],
     );
@@ -426,6 +426,6 @@ export class SealedRecordsRepository {
   }
 
   async deleteUpload(uploadId: string): Promise<void> {
-    await this.pool.query(`DELETE FROM sealed_uploads WHERE upload_id = $1`, [uploadId]);
+    await this.db.query(`DELETE FROM sealed_uploads WHERE upload_id = $1`, [uploadId]);
   }
 }

@@ -57,7 +57,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     readonly faults: SealedFaults,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {
-    this.repository = new SealedRecordsRepository(store.pool);
+    this.repository = new SealedRecordsRepository(store.database);
   }
 
   onModuleInit(): void {

@@ -1,7 +1,6 @@
 import { AppHostError, type StoreReport } from '@apphost/contracts';
 import type { ServiceDatabase } from '@apphost/persistence';
 import { openPostgresStore, type ServiceContext, type StoreHandle } from '@apphost/runtime';
-import type { Pool } from 'pg';
 import { SEALED_RECORDS_REVISION, SealedRecords1767225600000 } from '../migrations/1767225600000-sealed-records';
 import { SealedRecordsLeanIndexes1767830400000 } from '../migrations/1767830400000-sealed-records-lean-indexes';
 
@@ -23,7 +22,7 @@ export class SealedStore implements StoreHandle {
   static async open(context: ServiceContext): Promise<SealedStore> {
     const database = await openPostgresStore(context, { schema: SEALED_SCHEMA, migrations: [SealedRecords1767225600000, SealedRecordsLeanIndexes1767830400000] });
     try {
-      const rows: { revision: string }[] = await database.dataSource.query(`SELECT revision FROM "${database.schema}".sealed_store_revision`);
+      const { rows } = await database.query<{ revision: string }>(`SELECT revision FROM "${database.schema}".sealed_store_revision`);
       const revision = rows[0]?.revision;
       if (revision !== SEALED_STORE_REVISION) {
         throw new AppHostError('FAILED_PRECONDITION', `sealed store ${database.schema} is at revision ${String(revision)}; this build serves revision ${SEALED_STORE_REVISION}`, {
@@ -39,11 +38,6 @@ export class SealedStore implements StoreHandle {
 
   get namespace(): string {
     return this.database.identity.namespace;
-  }
-
-  /** The pg pool TypeORM manages; the repository talks to it directly (one round trip per statement, no ORM layer). */
-  get pool(): Pool {
-    return (this.database.dataSource.driver as unknown as { master: Pool }).master;
   }
 
   async report(): Promise<StoreReport> {

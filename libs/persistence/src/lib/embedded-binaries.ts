@@ -9,6 +9,8 @@ const SUPPORTED = ['darwin-arm64', 'darwin-x64', 'linux-arm', 'linux-arm64', 'li
 
 export interface PostgresBinaries {
   packageName: string;
+  /** The package's version: a copy of the binaries is kept per version. */
+  version: string;
   initdb: string;
   postgres: string;
 }
@@ -35,7 +37,8 @@ export function resolvePostgresBinaries(): PostgresBinaries {
   }
   const root = packageRoot(entry, packageName);
   const exe = process.platform === 'win32' ? '.exe' : '';
-  const binaries = { packageName, initdb: join(root, 'native', 'bin', `initdb${exe}`), postgres: join(root, 'native', 'bin', `postgres${exe}`) };
+  const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
+  const binaries = { packageName, version, initdb: join(root, 'native', 'bin', `initdb${exe}`), postgres: join(root, 'native', 'bin', `postgres${exe}`) };
   for (const file of [binaries.initdb, binaries.postgres]) {
     try {
       accessSync(file, constants.X_OK);
@@ -87,21 +90,32 @@ function lookupUser(name: string): RunAs {
   }
 }
 
+/** The first directory above `path` that `runAs` may not enter (no search permission), if any. */
+function blockingAncestor(path: string, runAs: NonNullable<RunAs>): string | undefined {
+  for (let ancestor = dirname(path); ; ancestor = dirname(ancestor)) {
+    const { uid, gid, mode } = statSync(ancestor);
+    const bit = uid === runAs.uid ? 0o100 : runAs.groups.includes(gid) ? 0o010 : 0o001;
+    if ((mode & bit) === 0) return ancestor;
+    if (ancestor === dirname(ancestor)) return undefined;
+  }
+}
+
+/** Whether the user PostgreSQL runs as can reach `path` (every directory above it lets that user through). */
+export function isReachable(path: string, runAs: RunAs): boolean {
+  return !runAs || blockingAncestor(path, runAs) === undefined;
+}
+
 /**
  * Fails clearly when the postgres user could not reach `dir` (e.g. it sits under a 0700 directory owned by
  * root), rather than letting initdb fail later with a bare "Permission denied".
  */
 export function assertReachable(dir: string, runAs: RunAs): void {
   if (!runAs) return;
-  for (let ancestor = dirname(dir); ; ancestor = dirname(ancestor)) {
-    const { uid, gid, mode } = statSync(ancestor);
-    const bit = uid === runAs.uid ? 0o100 : runAs.groups.includes(gid) ? 0o010 : 0o001;
-    if ((mode & bit) === 0) {
-      throw new AppHostError(
-        'FAILED_PRECONDITION',
-        `PostgreSQL runs as the postgres user (uid ${runAs.uid}), which cannot enter ${ancestor} on the way to ${dir}: grant it search (x) permission or choose another data directory`,
-      );
-    }
-    if (ancestor === dirname(ancestor)) return;
+  const ancestor = blockingAncestor(dir, runAs);
+  if (ancestor !== undefined) {
+    throw new AppHostError(
+      'FAILED_PRECONDITION',
+      `PostgreSQL runs as the postgres user (uid ${runAs.uid}), which cannot enter ${ancestor} on the way to ${dir}: grant it search (x) permission or choose another data directory`,
+    );
   }
 }

@@ -1,10 +1,12 @@
 import { AppHostError } from '@apphost/contracts';
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { Client } from 'pg';
 import { SAMPLE_MIGRATIONS, observeRowLock, recordingLogger, sleep } from '../test-support/pg';
-import { postgresRunAs } from './embedded-binaries';
+import { postgresRunAs, resolvePostgresBinaries } from './embedded-binaries';
+import { locationFile, reachableBinaries } from './reachable-location';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded-postgres';
 import { openServiceDatabase, type ServiceDatabase } from './service-database';
 
@@ -125,19 +127,62 @@ describe('embedded PostgreSQL', () => {
     }
   });
 
-  it('explains a data dir the postgres user cannot reach (when run as root)', async () => {
-    const hidden = join(root, 'private');
-    mkdirSync(hidden, { mode: 0o700 });
-    const attempt = startEmbeddedPostgres({ dataDir: join(hidden, 'pgdata') });
-    if (postgresRunAs()) {
-      const error = await attempt.catch((e: unknown) => e);
-      expect((error as AppHostError).code).toBe('FAILED_PRECONDITION');
-      expect((error as AppHostError).message).toContain(hidden);
-    } else {
-      // Not root: the server runs as this user, who owns the directory, so it simply starts.
-      const pg = await attempt;
-      await pg.stop();
-      expect(isGone(pg.pid)).toBe(true);
+  it('starts from a directory the postgres user cannot enter (a fresh clone in a 0700 dir), and a restart finds the same data', async () => {
+    const closed = mkdtempSync(join(tmpdir(), 'apphost-closed-')); // 0700, like `mktemp -d` or a home directory
+    const requested = join(closed, '.apphost', 'pg');
+    const reachableRoot = join(root, 'reachable');
+    const runAs = postgresRunAs();
+    const servers: EmbeddedPostgres[] = [];
+    const sql = async (pg: EmbeddedPostgres, text: string): Promise<unknown[]> => {
+      const client = new Client({ connectionString: pg.url });
+      await client.connect();
+      try {
+        return (await client.query(text)).rows;
+      } finally {
+        await client.end();
+      }
+    };
+    try {
+      const first = await startEmbeddedPostgres({ dataDir: requested, reachableRoot });
+      servers.push(first);
+      await sql(first, `CREATE TABLE kept (note text); INSERT INTO kept VALUES ('from a closed directory')`);
+      await first.stop();
+      const second = await startEmbeddedPostgres({ dataDir: requested, reachableRoot });
+      servers.push(second);
+      expect(second.dataDir).toBe(first.dataDir);
+      expect(await sql(second, 'SELECT note FROM kept')).toEqual([{ note: 'from a closed directory' }]);
+      if (runAs) {
+        // As root: the data lives under the reachable root, owned by the postgres user, and the location file says where.
+        expect(first.dataDir.startsWith(`${reachableRoot}/`)).toBe(true);
+        expect(statSync(first.dataDir).uid).toBe(runAs.uid);
+        expect(JSON.parse(readFileSync(locationFile(requested), 'utf8'))).toMatchObject({ dataDir: first.dataDir, for: requested });
+      } else {
+        // Not root: the server runs as this user, who owns the directory, so the data stays where it was asked for.
+        expect(first.dataDir).toBe(requested);
+        expect(existsSync(locationFile(requested))).toBe(false);
+      }
+    } finally {
+      for (const pg of servers) await pg.stop();
+      rmSync(closed, { recursive: true, force: true });
+    }
+  });
+
+  it('runs the server from a copy of its binaries when the installed ones sit in a directory the postgres user cannot enter', () => {
+    const closed = mkdtempSync(join(tmpdir(), 'apphost-closed-bin-'));
+    const runAs = postgresRunAs();
+    try {
+      const installed = resolvePostgresBinaries();
+      // The package's native tree as a clone in a 0700 directory would hold it.
+      const native = join(closed, 'node_modules', 'native');
+      cpSync(dirname(dirname(installed.postgres)), native, { recursive: true, verbatimSymlinks: true });
+      const hidden = { ...installed, postgres: join(native, 'bin', 'postgres'), initdb: join(native, 'bin', 'initdb') };
+      const usable = reachableBinaries(hidden, runAs, join(root, 'reachable'));
+      const version = execFileSync(usable.postgres, ['--version'], { cwd: '/', ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}) }).toString();
+      expect(version).toMatch(/^postgres \(PostgreSQL\) \d+/);
+      if (runAs) expect(usable.postgres.startsWith(`${join(root, 'reachable')}/binaries/`)).toBe(true);
+      else expect(usable).toEqual(hidden);
+    } finally {
+      rmSync(closed, { recursive: true, force: true });
     }
   });
 

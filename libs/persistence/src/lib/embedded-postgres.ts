@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { assertReachable, postgresRunAs, resolvePostgresBinaries, type PostgresBinaries, type RunAs } from './embedded-binaries';
 import type { PersistenceLogger } from './options';
 import { runPostgresProgram, waitForExit, type PostgresProcess } from './postgres-process';
+import { DEFAULT_REACHABLE_ROOT, reachableBinaries, reachableDataDir } from './reachable-location';
 
 export interface EmbeddedPostgresOptions {
   dataDir: string;
@@ -16,12 +17,19 @@ export interface EmbeddedPostgresOptions {
   logger?: PersistenceLogger;
   /** Bound on the server becoming reachable (default 30 s). */
   startTimeoutMs?: number;
+  /**
+   * As root only: where the data directory and a copy of the binaries go when the postgres user cannot reach
+   * `dataDir` or the installed binaries (default /var/lib/apphost). The data directory's real location is
+   * recorded in `<dataDir>.location`.
+   */
+  reachableRoot?: string;
 }
 
 export interface EmbeddedPostgres {
   /** postgres://postgres:<password>@127.0.0.1:<port>/apphost */
   url: string;
   port: number;
+  /** Where the data really lives: `dataDir`, or the directory its location file names. */
   dataDir: string;
   /** The postmaster's process id. */
   pid: number;
@@ -39,6 +47,7 @@ const optionsSchema = z.object({
   port: z.number().int().min(0).max(65535).optional(),
   logger: z.custom<PersistenceLogger>((v) => typeof v === 'object' && v !== null).optional(),
   startTimeoutMs: z.number().int().min(1000).optional(),
+  reachableRoot: z.string().min(1).optional(),
 });
 
 /** Where the superuser password of `dataDir` lives: beside it (not inside, initdb wants an empty dir), mode 0600. */
@@ -61,9 +70,10 @@ export async function startEmbeddedPostgres(input: EmbeddedPostgresOptions): Pro
   }
   const { logger } = parsed.data;
   const started = Date.now();
-  const dataDir = resolve(parsed.data.dataDir);
-  const binaries = resolvePostgresBinaries();
   const runAs = postgresRunAs(logger);
+  const root = parsed.data.reachableRoot ?? DEFAULT_REACHABLE_ROOT;
+  const dataDir = reachableDataDir(parsed.data.dataDir, runAs, root, logger);
+  const binaries = reachableBinaries(resolvePostgresBinaries(), runAs, root, logger);
   prepareDataDir(dataDir, runAs);
   const password = await ensureInitialised(binaries, dataDir, runAs, logger);
   clearForeignLockFile(dataDir, logger);

@@ -3,6 +3,7 @@ import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { advisoryLockKey, withAdvisoryLock } from './advisory-lock';
 import { parseOpenOptions, type OpenServiceDatabaseOptions } from './options';
+import { QueryPool, type Database } from './query-api';
 import { redactText, redactUrl, secretsOf } from '@apphost/redact';
 import { storeIdentityMigration } from './store-identity.migration';
 import { typeormLogger } from './typeorm-logger';
@@ -14,10 +15,18 @@ export interface StoreIdentity {
   createdAt: string;
 }
 
-export interface ServiceDatabase {
+/**
+ * A service's open store. Queries go through `query` / `transaction` (see `Database`); `dataSource` is the TypeORM
+ * DataSource that ran the migrations, for entities if a service declares any.
+ */
+export interface ServiceDatabase extends Database {
   dataSource: DataSource;
   schema: string;
   identity: StoreIdentity;
+  /** Connections the query pool may open (the `poolSize` option, or pg's default of 10). */
+  poolSize: number;
+  /** A connection of its own, outside the pool, with the pool's settings (for LISTEN); the caller ends it. */
+  dedicatedConnection(): Client;
   /** The store's `describe` entry: readiness, identity and applied migrations in order. */
   report(): Promise<StoreReport>;
   /** True when the server answers and still holds this store's identity row (not a swapped or wiped store). */
@@ -53,7 +62,7 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
   // The lock lives on a connection of its own, outside the pool TypeORM migrates through.
   const lockClient = new Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: `${serviceName}:migrate` });
   lockClient.on('error', () => undefined); // a dropped socket surfaces through the pending query instead
-  const pending: { dataSource?: DataSource } = {}; // what to tear down if opening fails half-way
+  const pending: { dataSource?: DataSource; queries?: QueryPool } = {}; // what to tear down if opening fails half-way
   try {
     await lockClient.connect();
     phase = 'waiting for the migration lock';
@@ -94,14 +103,29 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
       const identity = await readIdentity(lockClient, schema);
       if (!identity) throw new AppHostError('FAILED_PRECONDITION', `schema ${schema} has migrations recorded but no store_identity row`);
       assertSameService(identity, serviceName, schema);
+      // The pool every query goes through: the same connection settings TypeORM got, owned by this library.
+      pending.queries = new QueryPool(
+        {
+          connectionString: url,
+          application_name: serviceName,
+          max: options.poolSize,
+          connectionTimeoutMillis: connectTimeoutMs,
+          options: `-c search_path=${schema}`,
+        },
+        schema,
+        logger,
+      );
       return { ds, identity, ran: ran.map((m) => m.name) };
     }, () => logger?.info({ service: serviceName, schema }, 'another replica holds the migration lock; waiting'));
-    const migrations = await appliedMigrations(opened.ds, schema);
+    const queries = pending.queries as QueryPool;
+    phase = 'reading the applied migrations';
+    const migrations = await appliedMigrations(queries, schema);
     logger?.info({ service: serviceName, schema, namespace: opened.identity.namespace, applied: opened.ran, migrations }, 'postgres store open');
-    return handle(opened.ds, schema, serviceName, opened.identity, migrations);
+    return handle(opened.ds, queries, schema, serviceName, opened.identity, migrations);
   } catch (error) {
     const failure = fail(error);
     logger?.error({ service: serviceName, schema, code: failure.code, details: failure.details }, failure.message);
+    await pending.queries?.end().catch(() => undefined);
     if (pending.dataSource?.isInitialized) await pending.dataSource.destroy().catch(() => undefined);
     throw failure;
   } finally {
@@ -109,12 +133,13 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
   }
 }
 
-function handle(dataSource: DataSource, schema: string, service: string, identity: StoreIdentity, opened: string[]): ServiceDatabase {
+function handle(dataSource: DataSource, queries: QueryPool, schema: string, service: string, identity: StoreIdentity, opened: string[]): ServiceDatabase {
   let migrations = opened;
+  let closed = false;
   const ping = async (): Promise<boolean> => {
-    if (!dataSource.isInitialized) return false;
+    if (closed) return false;
     try {
-      const rows = await withTimeout(dataSource.query(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`), PING_TIMEOUT_MS);
+      const { rows } = await withTimeout(queries.query<{ namespace: string }>(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`), PING_TIMEOUT_MS);
       return Array.isArray(rows) && rows.length === 1 && rows[0].namespace === identity.namespace;
     } catch {
       return false;
@@ -124,13 +149,21 @@ function handle(dataSource: DataSource, schema: string, service: string, identit
     dataSource,
     schema,
     identity,
+    poolSize: queries.size,
+    query: (sql, params) => queries.query(sql, params),
+    transaction: (work) => queries.transaction(work),
+    dedicatedConnection: () => new Client(queries.pool.options),
     ping,
     async report() {
       const ready = await ping();
-      if (ready) migrations = await appliedMigrations(dataSource, schema).catch(() => migrations);
+      if (ready) migrations = await appliedMigrations(queries, schema).catch(() => migrations);
       return { kind: 'postgres', name: service, ready, schema, namespace: identity.namespace, createdAt: identity.createdAt, migrations: [...migrations] };
     },
     async close() {
+      if (!closed) {
+        closed = true;
+        await queries.end();
+      }
       if (dataSource.isInitialized) await dataSource.destroy();
     },
   };
@@ -161,8 +194,8 @@ function assertSameService(identity: StoreIdentity | null, serviceName: string, 
   }
 }
 
-async function appliedMigrations(dataSource: DataSource, schema: string): Promise<string[]> {
-  const rows: { name: string }[] = await dataSource.query(`SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`);
+async function appliedMigrations(queries: QueryPool, schema: string): Promise<string[]> {
+  const { rows } = await queries.query<{ name: string }>(`SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`);
   return rows.map((r) => r.name);
 }
 
