@@ -2,10 +2,10 @@ import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { BusClient, NatsTransport } from '@apphost/bus';
+import { BusClient } from '@apphost/bus';
 import { CatalogModelCatalog, RegistryPutToolset } from '@apphost/contracts';
 import { canonicalizeUri } from '@apphost/policy';
-import { bootServices, dropSchemasWithPrefix, REPO_ROOT, startPrivateNats, uniquePrefix, type Stoppable } from '@apphost/testing';
+import { bootServices, dropSchemasWithPrefix, REPO_ROOT, startPrivateNats, uniquePrefix, type Stoppable, connectTestTransport } from '@apphost/testing';
 import { loadServiceDefinitions } from '../plane/services';
 import { positiveIntEnv, round3, runBench } from './harness';
 
@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const definitions = loadServiceDefinitions();
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
   let services: Stoppable | undefined;
-  const transport = await NatsTransport.connect({ servers: nats.url, name: 'bench-catalog' });
+  const transport = await connectTestTransport('bench-catalog', { natsUrl: nats.url });
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
   const fixture = { command: process.execPath, args: ['-r', path.join(REPO_ROOT, 'tools', 'register.cjs'), path.join(REPO_ROOT, 'libs', 'testing', 'src', 'fixtures', 'catalog-matrix.ts'), `--count=${TOOLS}`], cwd: REPO_ROOT };
   try {

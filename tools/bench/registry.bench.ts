@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { BusClient, NatsTransport } from '@apphost/bus';
+import { BusClient } from '@apphost/bus';
 import { ConnCallTool, ConnRelease, RegistryAcquireGeneration, RegistryPutToolset, describeContract } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { TEST_DATABASE_URL, dropSchemasWithPrefix, eventually, fixtureServerCommand, spawnTs, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { TEST_DATABASE_URL, dropSchemasWithPrefix, eventually, fixtureServerCommand, spawnTs, startPrivateNats, uniquePrefix, connectTestTransport, TEST_BUS_PREFIX } from '@apphost/testing';
 import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
 /**
@@ -26,6 +26,7 @@ async function main(): Promise<void> {
   const prefix = uniquePrefix();
   const registry = spawnTs('apps/binding-registry/src/main.ts', {
     NATS_URL: nats.url,
+    BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX,
     DATABASE_URL: TEST_DATABASE_URL,
     DATABASE_SCHEMA_PREFIX: prefix,
     INSTANCE_ID: 'bench-registry',
@@ -34,7 +35,7 @@ async function main(): Promise<void> {
     HTTP_PORT: '0',
     LOG_LEVEL: 'warn',
   });
-  const transport = await NatsTransport.connect({ servers: nats.url, name: 'bench-registry-requester' });
+  const transport = await connectTestTransport('bench-registry-requester', { natsUrl: nats.url });
   const fixture = fixtureServerCommand('stateful-nonce');
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
   try {

@@ -13,7 +13,7 @@ import {
   type ToolsetStatus,
 } from '@apphost/contracts';
 import { startService, type RunningService } from '@apphost/runtime';
-import { startPrivateNats, type PrivateNats } from '@apphost/testing';
+import { connectTestTransport, startPrivateNats, TEST_BUS_PREFIX, type PrivateNats } from '@apphost/testing';
 import pino from 'pino';
 import { gatewayService } from '../service';
 
@@ -41,7 +41,7 @@ const seen: { op: string; payload: unknown }[] = [];
 beforeAll(async () => {
   nats = await startPrivateNats();
   // A stand-in binding registry on this suite's own NATS: it records what the gateway sends.
-  registryTransport = await NatsTransport.connect({ servers: nats.url, name: 'fake-registry' });
+  registryTransport = await connectTestTransport('fake-registry', { natsUrl: nats.url });
   registry = new BusServer({ transport: registryTransport, instanceId: 'fake-registry', queueGroup: 'binding-registry', logger: { error: () => undefined, warn: () => undefined } });
   registry.register(RegistryPutProfile, (r) => (seen.push({ op: 'put-profile', payload: r }), { profileId: r.profileId, created: true, fingerprint: 'f' }));
   registry.register(RegistryPutToolset, (r) => (seen.push({ op: 'put-toolset', payload: r }), { created: true, status: status(r.toolsetId, 'PROFILE_BOUND') }));
@@ -54,9 +54,9 @@ beforeAll(async () => {
   registry.register(RegistryRotateKeys, () => ({ activeKeyId: 'k2', verifyingKeyIds: ['k1'], retiredKeyIds: [] }));
   registry.start();
 
-  const transport = await NatsTransport.connect({ servers: nats.url, name: 'gateway' });
+  const transport = await connectTestTransport('gateway', { natsUrl: nats.url });
   gateway = await startService(gatewayService, {
-    env: { AUTH_MODE: 'development', AUTH_DEV_TOKEN_FILE: path.join(tokenDir, 'dev-token'), HTTP_HOST: '127.0.0.1', HTTP_PORT: '0' },
+    env: { AUTH_MODE: 'development', AUTH_DEV_TOKEN_FILE: path.join(tokenDir, 'dev-token'), HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX },
     transport,
     http: true,
     processMetrics: false,

@@ -1,4 +1,4 @@
-import { BusServer, NatsTransport } from '@apphost/bus';
+import { BusServer } from '@apphost/bus';
 import {
   AppHostError,
   CatalogClassifyBatch,
@@ -13,7 +13,7 @@ import {
   type LedgerEventInput,
   type ParsedRequestOf,
 } from '@apphost/contracts';
-import { bootService, startPrivateNats, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { bootService, startPrivateNats, uniquePrefix, type ServiceUnderTest, connectTestTransport } from '@apphost/testing';
 import { governedOperationsService } from '../service';
 
 /**
@@ -86,7 +86,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   const state: FakeState = { log: [], appended: [], created: [], committed: [], callArgs: [], failures: {}, revisions: {}, incarnation: 3 };
   let records = 0;
   const nats = await startPrivateNats();
-  const transport = await NatsTransport.connect({ servers: nats.url, name: 'fakes' });
+  const transport = await connectTestTransport('fakes', { natsUrl: nats.url });
   const fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
   fakes.register(LifecycleGetSession, (r) => {
     state.log.push('get-session');

@@ -3,7 +3,7 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { BusServer, NatsTransport } from '@apphost/bus';
 import { AppHostError, cascadeParticipantContract, type CascadeOperation, type SessionKey } from '@apphost/contracts';
-import { bootService, dropSchemasWithPrefix, latch, TEST_NATS_URL, uniquePrefix, type Latch, type PostgresTarget, type ServiceUnderTest } from '@apphost/testing';
+import { bootService, dropSchemasWithPrefix, latch, TEST_NATS_URL, uniquePrefix, type Latch, type PostgresTarget, type ServiceUnderTest, connectTestTransport } from '@apphost/testing';
 import { LifecycleFaults } from '../faults';
 import { LifecycleRecovery } from '../lifecycle.module';
 import { lifecycleStoreService } from '../service';

@@ -1,4 +1,5 @@
-import { BusServer, NatsTransport } from '@apphost/bus';
+import { connectTestTransport } from './service-harness';
+import { BusServer } from '@apphost/bus';
 import { describeContract, type DescribeResponse, type ServiceName } from '@apphost/contracts';
 import type { Stoppable } from './boot';
 
@@ -13,7 +14,7 @@ export interface FakeProvider {
  * suite does not run for real. A bare service name reports no stores. One NATS connection for all of them.
  */
 export async function startFakeProviders(natsUrl: string, providers: readonly (ServiceName | FakeProvider)[]): Promise<Stoppable> {
-  const transport = await NatsTransport.connect({ servers: natsUrl, name: 'fake-providers' });
+  const transport = await connectTestTransport('fake-providers', { natsUrl });
   const servers = providers.map((provider) => {
     const { service, stores = [] } = typeof provider === 'string' ? { service: provider } : provider;
     const instanceId = `fake-${service}`;

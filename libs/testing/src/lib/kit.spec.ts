@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { connectTestTransport } from './service-harness';
 import { BusClient, NatsTransport } from '@apphost/bus';
 import { AppHostError, describeContract } from '@apphost/contracts';
 import type { ServiceDefinition } from '@apphost/runtime';
@@ -112,7 +113,7 @@ describe('bootServices and startFakeProviders (private NATS)', () => {
 
   beforeAll(async () => {
     nats = await startPrivateNats();
-    transport = await NatsTransport.connect({ servers: nats.url, name: 'kit-spec' });
+    transport = await connectTestTransport('kit-spec', { natsUrl: nats.url });
     bus = new BusClient({ transport, defaultTimeoutMs: 2000 });
   });
 
