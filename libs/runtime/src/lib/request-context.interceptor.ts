@@ -32,11 +32,15 @@ export class RequestContextInterceptor implements NestInterceptor {
       parent: parseTraceparent(req.headers.traceparent),
       attributes: { 'http.request.method': req.method, 'http.route': route },
     });
+    const context = { correlationId: resolveCorrelationId(req.headers), deadline, span };
+    const started = performance.now();
     res.once('finish', () => {
       span.setAttribute('http.response.status_code', res.statusCode);
       endSpan(span, `HTTP ${res.statusCode}`);
+      RequestContexts.run(context, () =>
+        this.context.logger.debug({ method: req.method, route, status: res.statusCode, ms: Math.round(performance.now() - started) }, 'http request handled'),
+      );
     });
-    const context = { correlationId: resolveCorrelationId(req.headers), deadline, span };
     return new Observable((subscriber) => RequestContexts.run(context, () => next.handle().subscribe(subscriber)));
   }
 }

@@ -8,9 +8,23 @@ export function connectTestTransport(name: string, options: { natsUrl?: string; 
   return NatsTransport.connect({ servers: options.natsUrl ?? TEST_NATS_URL, name, subjectPrefix: options.subjectPrefix ?? TEST_BUS_PREFIX });
 }
 
-/** Test logs: silent unless TEST_LOG_LEVEL asks, tagged like a service's (correlation and trace ids included). */
+let capture: { level: string; lines: Record<string, unknown>[] } | undefined;
+
+/**
+ * Collects, in memory, the log lines of every service booted from now on (at `level`), parsed: a test can find
+ * one request's correlation id in each service's lines. `stop()` ends collecting for services booted later.
+ */
+export function captureServiceLogs(level = 'debug'): { lines: Record<string, unknown>[]; stop(): void } {
+  const current = { level, lines: [] as Record<string, unknown>[] };
+  capture = current;
+  return { lines: current.lines, stop: () => (capture = capture === current ? undefined : capture) };
+}
+
+/** Test logs: silent unless TEST_LOG_LEVEL asks (or `captureServiceLogs` collects), tagged like a service's. */
 export function testLogger(name = 'test') {
-  return createLogger(name, 'test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  const sink = capture;
+  if (!sink) return createLogger(name, 'test', process.env.TEST_LOG_LEVEL ?? 'silent');
+  return createLogger(name, 'test', sink.level, { write: (line: string) => void sink.lines.push(JSON.parse(line) as Record<string, unknown>) });
 }
 
 export interface ServiceUnderTest {
