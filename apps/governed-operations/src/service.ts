@@ -1,6 +1,6 @@
 import type { CoordinationStore } from '@apphost/coordination';
 import { openCoordinationStore, type ServiceDefinition } from '@apphost/runtime';
-import { parseBatchConfig } from './batch/batch.config';
+import { parseBatchConfig } from './governed.config';
 import { GovernedOperationsModule } from './governed.module';
 
 /**

@@ -22,9 +22,9 @@ import {
 import { requestOnGeneration } from '@apphost/mcp';
 import { projectForModel, validateToolResult, type ValidToolResult } from '@apphost/policy';
 import { FAULT_POINTS, type FaultPoints, type Logger } from '@apphost/runtime';
-import { describeFailure, driftOf, errorResponse, type PlannedCall } from './batch-plan';
-import type { BatchConfig } from './batch.config';
-import { BATCH_CONFIG, BATCH_LOGGER, type BatchFaultPoint } from './batch.tokens';
+import { describeFailure, driftOf, errorResponse, type PlannedCall } from '../tool-batches/batch-plan';
+import type { BatchConfig } from '../governed.config';
+import { BATCH_CONFIG, BATCH_LOGGER, type BatchFaultPoint } from '../governed.tokens';
 import { SealedWriter } from './sealed.client';
 
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BusHandler } from '@apphost/bus';
 import { GovernedPurge, GovernedRevoke, type ParsedRequestOf } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
-import { BATCH_LOGGER } from './batch.tokens';
+import { BATCH_LOGGER } from '../governed.tokens';
 
 /**
  * governed-operations in the lifecycle deletion cascade. It holds no durable session data (tool batches keep
