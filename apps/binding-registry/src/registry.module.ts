@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
 import { FaultPoints } from '@apphost/runtime';
 import { BindingService } from './bindings/binding.service';
-import { CatalogService } from './bindings/catalog.service';
+import { ProfilesToolsetsService } from './bindings/profiles-toolsets.service';
 import { GenerationFanout } from './generations/generation-fanout';
 import { GenerationService } from './generations/generation.service';
 import { OwnedGenerations } from './generations/owned-generations';
@@ -28,7 +28,7 @@ export class RegistryModule {
         OwnedGenerations,
         GenerationFanout,
         BindingService,
-        CatalogService,
+        ProfilesToolsetsService,
         GenerationService,
         AdminHandlers,
         ConnectionHandlers,

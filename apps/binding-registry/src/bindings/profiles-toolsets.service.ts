@@ -10,7 +10,7 @@ import { fingerprintSubset } from './fingerprint';
 
 /** Profiles and toolset specs: validated, immutable once stored (a change is a new id). */
 @Injectable()
-export class CatalogService {
+export class ProfilesToolsetsService {
   constructor(
     private readonly store: RegistryStoreAccess,
     private readonly bindings: BindingService,

@@ -1,7 +1,8 @@
-import { AppHostError, type SessionKey, type SessionView } from '@apphost/contracts';
+import { AppHostError, type SessionKey, type SessionSnapshot } from '@apphost/contracts';
 import type { LifecycleRecord } from './lifecycle.repository';
 
-export function toView(record: LifecycleRecord): SessionView {
+/** The committed record as every lifecycle operation answers it. */
+export function toSnapshot(record: LifecycleRecord): SessionSnapshot {
   return {
     session: record.key,
     incarnation: record.incarnation,
