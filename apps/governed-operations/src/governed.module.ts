@@ -8,6 +8,7 @@ import { ConfirmationPermits } from './confirmation/confirmation-permits';
 import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
 import type { BatchConfig } from './governed.config';
+import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER } from './governed.tokens';
 import { ToolBatchHandlers } from './tool-batches/tool-batch.handlers';
 import { ToolBatchService } from './tool-batches/tool-batch.service';
@@ -20,7 +21,7 @@ export class GovernedOperationsModule {
       providers: [
         { provide: BATCH_CONFIG, useValue: config },
         { provide: BATCH_LOGGER, useValue: logger },
-        { provide: FAULT_POINTS, useValue: new FaultPoints() },
+        { provide: FAULT_POINTS, useValue: new FaultPoints<GovernedFaultPoint>() },
         { provide: ConfirmationPermits, useValue: new ConfirmationPermits(coordination, config.confirmationRetentionMs) },
         CallPipeline,
         ConfirmationGate,

@@ -1,17 +1,16 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import { AppHostError, type BindingState, type ToolsetStatus } from '@apphost/contracts';
-import { FaultPoints } from '@apphost/runtime';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
 import type { BindingRow, ToolsetRow } from '../store/toolsets.repository';
-import { REGISTRY_CONFIG, REGISTRY_FAULTS } from '../registry.tokens';
+import type { RegistryFaultPoint } from '../registry.faults';
+import { REGISTRY_CONFIG } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { BINDING_REVISION_PURPOSE, bindingDigest } from './fingerprint';
 import { probeProviders } from './readiness';
 import { GenerationFanout } from '../generations/generation-fanout';
-
-export type RegistryFaultPoint = 'binding.after-begin-materialize' | 'binding.before-finish-revoke' | 'generation.after-claim';
 
 const MATERIALIZE_WAIT_MS = 10_000;
 
@@ -27,7 +26,7 @@ export class BindingService {
     private readonly keys: KeyRing,
     private readonly fanout: GenerationFanout,
     @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
-    @Inject(REGISTRY_FAULTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
+    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
   ) {}
 
   async toolset(toolsetId: string): Promise<ToolsetRow> {

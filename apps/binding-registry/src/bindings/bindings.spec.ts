@@ -1,12 +1,11 @@
 import { ConnCallTool, ConnListTools, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { FaultPoints } from '@apphost/runtime';
-import { REGISTRY_FAULTS } from '../registry.tokens';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
+import type { RegistryFaultPoint } from '../registry.faults';
 import { RegistryStoreAccess } from '../store/store-access';
 import { dropSchemasWithPrefix, type PrivateNats, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { expectTyped } from '../test/expect-error';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDERS, session, startFakeProviders, type RegistryUnderTest } from '../test/registry-harness';
-import type { RegistryFaultPoint } from './binding.service';
 
 const prefix = uniquePrefix();
 let nats: PrivateNats;
@@ -99,7 +98,7 @@ describe('profiles and toolset specs are immutable', () => {
 });
 
 describe('binding lifecycle latch', () => {
-  const faults = () => registry.running.app.get<FaultPoints<RegistryFaultPoint>>(REGISTRY_FAULTS);
+  const faults = () => registry.running.app.get<FaultPoints<RegistryFaultPoint>>(FAULT_POINTS);
   const store = () => registry.running.app.get(RegistryStoreAccess);
 
   it('close before materialize: zero constructions, CLOSED; use after CLOSED is a typed error; close is idempotent', async () => {

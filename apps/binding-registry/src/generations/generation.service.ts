@@ -3,12 +3,13 @@ import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import { AppHostError, CONNECTION_GENERATION_GONE, ConnRetain, type GenerationHandle, type ParsedRequestOf, type RegistryAcquireGeneration } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
-import { FaultPoints } from '@apphost/runtime';
-import { BindingService, type RegistryFaultPoint } from '../bindings/binding.service';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
+import { BindingService } from '../bindings/binding.service';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
 import type { GenerationRow } from '../store/generations.repository';
-import { REGISTRY_CONFIG, REGISTRY_FAULTS, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
+import type { RegistryFaultPoint } from '../registry.faults';
+import { REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { generationKey, principalIdentity, SECURITY_DOMAIN_PURPOSE } from './generation-key';
 import { policyOf } from './generation-policy';
@@ -33,7 +34,7 @@ export class GenerationService {
     private readonly bus: BusClient,
     @Inject(REGISTRY_INSTANCE) private readonly instance: RegistryInstance,
     @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
-    @Inject(REGISTRY_FAULTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
+    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
   ) {}
 
   async acquire(request: AcquireRequest): Promise<GenerationHandle> {

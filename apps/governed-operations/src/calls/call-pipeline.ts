@@ -24,7 +24,8 @@ import { projectForModel, validateToolResult, type ValidToolResult } from '@apph
 import { FAULT_POINTS, type FaultPoints, type Logger } from '@apphost/runtime';
 import { describeFailure, driftOf, errorResponse, type PlannedCall } from '../tool-batches/batch-plan';
 import type { BatchConfig } from '../governed.config';
-import { BATCH_CONFIG, BATCH_LOGGER, type BatchFaultPoint } from '../governed.tokens';
+import type { GovernedFaultPoint } from '../governed.faults';
+import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { SealedWriter } from './sealed.client';
 
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
@@ -81,7 +82,7 @@ export class CallPipeline {
     @Inject(BusClient) private readonly bus: BusClient,
     @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
-    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<BatchFaultPoint>,
+    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<GovernedFaultPoint>,
   ) {
     this.sealed = new SealedWriter(bus, config.storeTimeoutMs);
   }

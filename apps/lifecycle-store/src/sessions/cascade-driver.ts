@@ -1,14 +1,14 @@
 import { AppHostError, cascadeParticipantContract, type CascadeOperation, type CascadeProgress, type SessionKey } from '@apphost/contracts';
 import type { BusClient } from '@apphost/bus';
-import type { Logger } from '@apphost/runtime';
-import type { LifecycleFaults } from '../faults';
+import type { FaultPoints, Logger } from '@apphost/runtime';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import type { LifecycleRecord, LifecycleRepository } from './lifecycle.repository';
 
 export interface CascadeDeps {
   repo: LifecycleRepository;
   bus: BusClient;
-  faults: LifecycleFaults;
+  faults: FaultPoints<LifecycleFaultPoint>;
   metrics: LifecycleMetrics;
   logger: Logger;
   timeoutMs: number;

@@ -1,7 +1,8 @@
 import { canonicalDigest } from '@apphost/canonical-json';
 import type { LedgerEventInput, SessionKey, SessionSnapshot } from '@apphost/contracts';
+import type { FaultPoints } from '@apphost/runtime';
 import { crossValidate, finalizeEvents, type FinalizedEvent } from '../events/finalizer';
-import type { LifecycleFaults } from '../faults';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
 import type { LifecycleRecord, LifecycleRepository } from './lifecycle.repository';
@@ -17,7 +18,7 @@ export interface CreateRequest {
 
 export interface CreateDeps {
   repo: LifecycleRepository;
-  faults: LifecycleFaults;
+  faults: FaultPoints<LifecycleFaultPoint>;
   metrics: LifecycleMetrics;
   leaseMs: number;
 }

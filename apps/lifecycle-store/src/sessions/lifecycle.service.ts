@@ -1,10 +1,10 @@
 import type { BusClient } from '@apphost/bus';
 import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, SessionSnapshot } from '@apphost/contracts';
-import type { Logger } from '@apphost/runtime';
+import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { LifecycleConfig } from '../config';
 import type { EventLedgerRepository } from '../events/event-ledger.repository';
 import { appendEvents, listEvents } from '../events/events.service';
-import type { LifecycleFaults } from '../faults';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
 import { driveCascade } from './cascade-driver';
@@ -17,7 +17,7 @@ export interface LifecycleServiceDeps {
   repo: LifecycleRepository;
   ledger: EventLedgerRepository;
   bus: BusClient;
-  faults: LifecycleFaults;
+  faults: FaultPoints<LifecycleFaultPoint>;
   metrics: LifecycleMetrics;
   logger: Logger;
   config: LifecycleConfig;

@@ -20,12 +20,12 @@ import {
   type SealedResolveResponse,
   type SessionKey,
 } from '@apphost/contracts';
-import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
+import { FAULT_POINTS, SERVICE_CONTEXT, type FaultPoints, type ServiceContext } from '@apphost/runtime';
 import { assembleChunks, chunkCountOf, decodeChunk, encodeChunk, parseAssembledJson, sliceChunk } from './chunked-transfer';
 import type { SealedConfig } from './sealed.config';
+import type { SealedFaultPoint } from './sealed.faults';
 import { randomId } from './random-id';
 import { chunkDigest, chunkDigests, sameDigest, sealedDigest } from './sealed-digest';
-import { SealedFaults } from './sealed-faults';
 import { SealedRecordsRepository, type ExistingRecord, type RecordKeyParams } from './sealed-records.repository';
 import type { SealedStore } from './sealed-store';
 import { SEALED_CONFIG, SEALED_STORE } from './sealed.tokens';
@@ -54,7 +54,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(SEALED_STORE) private readonly store: SealedStore,
     @Inject(SEALED_CONFIG) readonly config: SealedConfig,
-    readonly faults: SealedFaults,
+    @Inject(FAULT_POINTS) readonly faults: FaultPoints<SealedFaultPoint>,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {
     this.repository = new SealedRecordsRepository(store.pool);
@@ -119,7 +119,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     const data = decodeChunk(request.data);
     const reply = { uploadId: request.uploadId, index: request.index };
     if (await this.repository.putChunk(request.uploadId, request.index, data)) {
-      await this.faults.hit('chunk:after-write');
+      await this.faults.hit('chunk.after-write');
       return reply;
     }
     const why = await this.repository.diagnoseChunk(request.uploadId, request.index, data);
@@ -154,7 +154,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
 
   async commit(key: SealedRecordKey, expected: ExpectedStore | undefined): Promise<SealedCommitResponse> {
     this.checkStore(expected);
-    await this.faults.hit('commit:before-write');
+    await this.faults.hit('commit.before-write');
     const params = keyParams(key);
     const committed = await this.repository.commit(params);
     if (!committed) {
@@ -165,7 +165,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
       }
       throw notFound();
     }
-    await this.faults.hit('commit:after-write');
+    await this.faults.hit('commit.after-write');
     return { ref: { recordId: key.recordId, schemaVersion: committed.schemaVersion }, state: 'COMMITTED', eventId: key.eventId };
   }
 
@@ -183,7 +183,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
       this.context.logger.error({ recordId: key.recordId, reason: 'DIGEST_MISMATCH' }, 'sealed record failed verification');
       throw dataLoss();
     }
-    await this.faults.hit('resolve:before-release');
+    await this.faults.hit('resolve.before-release');
     const ref = { recordId: key.recordId, schemaVersion: record.schemaVersion };
     if (record.sizeBytes <= this.config.inlineMaxBytes) {
       return { transfer: 'inline', ref, envelope: JSON.parse(record.text ?? record.body.toString('utf8')) as SealedEnvelope };
@@ -216,7 +216,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
   }
 
   async gc(limit = this.config.gcBatch): Promise<{ deletedRecords: number; deletedUploads: number }> {
-    await this.faults.hit('gc:before-delete');
+    await this.faults.hit('gc.before-delete');
     const deletedRecords = await this.repository.collectExpired(limit);
     const deletedUploads = await this.repository.collectExpiredUploads(limit);
     if (deletedRecords || deletedUploads) this.context.logger.info({ deletedRecords, deletedUploads }, 'sealed store GC');
@@ -260,7 +260,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     // A winner deleted (GC, purge) between our conflict and the read-back is rare; insert again a bounded number of times.
     for (let attempt = 0; attempt < 3; attempt++) {
       if (await this.repository.insertRecord(record)) {
-        await this.faults.hit('create:after-store-write');
+        await this.faults.hit('create.after-store-write');
         return { ref: { recordId: record.recordId, schemaVersion: record.schemaVersion }, state: 'PENDING', created: true };
       }
       const { minLive, existing } = await this.repository.findCreateConflict(scope.session, operationInstanceId);
