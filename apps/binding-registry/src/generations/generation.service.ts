@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, CONNECTION_GENERATION_GONE, ConnRetain, type GenerationHandle, type ParsedRequestOf, type RegistryAcquireGeneration } from '@apphost/contracts';
+import { AppHostError, RegistryReasons, CONNECTION_GENERATION_GONE, ConnRetain, type GenerationHandle, type ParsedRequestOf, type RegistryAcquireGeneration } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { BindingService } from '../bindings/binding.service';
@@ -42,7 +42,7 @@ export class GenerationService {
     const profile = toolset.profileId ? await this.store.profiles.get(toolset.profileId) : undefined;
     const perSession = (profile?.connectionPolicy.affinity ?? 'per-session') === 'per-session';
     if (perSession && !request.session) {
-      throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', { details: { reason: 'SESSION_REQUIRED' } });
+      throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', { details: RegistryReasons.details('SESSION_REQUIRED') });
     }
     const advertisesUi = request.connectionClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
     const securityDomain = await this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal));
@@ -89,14 +89,14 @@ export class GenerationService {
         }
       }
       if (!row) {
-        if (attempt >= CLAIM_ATTEMPTS) throw new AppHostError('UNAVAILABLE', 'could not claim the connection generation', { details: { reason: 'CLAIM_CONTENDED' } });
+        if (attempt >= CLAIM_ATTEMPTS) throw new AppHostError('UNAVAILABLE', 'could not claim the connection generation', { details: RegistryReasons.details('CLAIM_CONTENDED') });
         continue;
       }
       const leaseId = randomUUID();
       try {
         await this.retain(row, leaseId, request.holder);
       } catch (error) {
-        if (attempt < CLAIM_ATTEMPTS && error instanceof AppHostError && error.details?.['reason'] === CONNECTION_GENERATION_GONE) continue;
+        if (attempt < CLAIM_ATTEMPTS && RegistryReasons.of(error) === CONNECTION_GENERATION_GONE) continue;
         throw error;
       }
       return {

@@ -1,4 +1,4 @@
-import { AppHostError, type SessionKey, type SessionSnapshot } from '@apphost/contracts';
+import { AppHostError, LifecycleReasons, type LifecycleReason, type SessionKey, type SessionSnapshot } from '@apphost/contracts';
 import type { LifecycleRecord } from './lifecycle.repository';
 
 /** The committed record as every lifecycle operation answers it. */
@@ -16,10 +16,10 @@ export function toSnapshot(record: LifecycleRecord): SessionSnapshot {
 
 export const notFound = (key: SessionKey) => new AppHostError('NOT_FOUND', `session ${key.sessionId} of app ${key.appName} does not exist`);
 
-export function conflict(reason: string, message: string, details: Record<string, unknown> = {}): AppHostError {
-  return new AppHostError('CONFLICT', message, { details: { reason, ...details } });
+export function conflict(reason: LifecycleReason, message: string, details: Record<string, unknown> = {}): AppHostError {
+  return new AppHostError('CONFLICT', message, { details: LifecycleReasons.details(reason, details) });
 }
 
-export function failedPrecondition(reason: string, message: string, details: Record<string, unknown> = {}): AppHostError {
-  return new AppHostError('FAILED_PRECONDITION', message, { details: { reason, ...details } });
+export function failedPrecondition(reason: LifecycleReason, message: string, details: Record<string, unknown> = {}): AppHostError {
+  return new AppHostError('FAILED_PRECONDITION', message, { details: LifecycleReasons.details(reason, details) });
 }

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { canonicalize } from '@apphost/canonical-json';
 import {
   AppHostError,
+  SealedReasons,
   invalidArgument,
   SEALED_ENVELOPE_SCHEMA_VERSION,
   sealedEnvelopeSchema,
@@ -35,10 +36,10 @@ export const SEALED_NOT_FOUND_MESSAGE = 'no sealed record matches this key';
 
 const notFound = () => new AppHostError('NOT_FOUND', SEALED_NOT_FOUND_MESSAGE);
 const stale = (incarnation: number) =>
-  new AppHostError('FAILED_PRECONDITION', `incarnation ${incarnation} of this session is no longer live`, { details: { reason: 'STALE_INCARNATION', incarnation } });
+  new AppHostError('FAILED_PRECONDITION', `incarnation ${incarnation} of this session is no longer live`, { details: SealedReasons.details('STALE_INCARNATION', { incarnation }) });
 const dataLoss = () =>
-  new AppHostError('DATA_LOSS', 'the sealed record failed digest verification; nothing was released', { details: { reason: 'DIGEST_MISMATCH' } });
-const uploadNotFound = () => new AppHostError('NOT_FOUND', 'no live upload with this id', { details: { reason: 'UPLOAD_NOT_FOUND' } });
+  new AppHostError('DATA_LOSS', 'the sealed record failed digest verification; nothing was released', { details: SealedReasons.details('DIGEST_MISMATCH') });
+const uploadNotFound = () => new AppHostError('NOT_FOUND', 'no live upload with this id', { details: SealedReasons.details('UPLOAD_NOT_FOUND') });
 
 /**
  * The sealed-result store's domain: immutable create keyed by operation instance, PENDING → COMMITTED,
@@ -76,7 +77,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     if (!expected) return;
     if (expected.namespace !== this.store.namespace || expected.revision !== this.store.revision) {
       throw new AppHostError('FAILED_PRECONDITION', 'this sealed store is not the store the caller expects (namespace or revision differ)', {
-        details: { reason: 'STORE_MISMATCH', namespace: this.store.namespace, revision: this.store.revision },
+        details: SealedReasons.details('STORE_MISMATCH', { namespace: this.store.namespace, revision: this.store.revision }),
       });
     }
   }
@@ -91,7 +92,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     const { chunkBytes, maxBytes } = this.config;
     if (request.totalBytes > maxBytes) {
       throw new AppHostError('PAYLOAD_TOO_LARGE', `an envelope of ${request.totalBytes} bytes exceeds the store limit of ${maxBytes}`, {
-        details: { reason: 'max-bytes', bytes: request.totalBytes, limit: maxBytes },
+        details: SealedReasons.details('max-bytes', { bytes: request.totalBytes, limit: maxBytes }),
       });
     }
     const uploadId = randomId();
@@ -126,15 +127,15 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     if (!why || !why.live) throw uploadNotFound();
     if (request.index >= why.chunkCount) {
       throw new AppHostError('INVALID_ARGUMENT', `chunk ${request.index} is outside this upload (${why.chunkCount} chunks)`, {
-        details: { reason: 'CHUNK_OUT_OF_RANGE', chunkCount: why.chunkCount },
+        details: SealedReasons.details('CHUNK_OUT_OF_RANGE', { chunkCount: why.chunkCount }),
       });
     }
     if (why.staged) {
       if (why.same) return reply; // an idempotent repeat
-      throw new AppHostError('CONFLICT', `chunk ${request.index} was already staged with other bytes`, { details: { reason: 'CHUNK_CONFLICT' } });
+      throw new AppHostError('CONFLICT', `chunk ${request.index} was already staged with other bytes`, { details: SealedReasons.details('CHUNK_CONFLICT') });
     }
     throw new AppHostError('INVALID_ARGUMENT', `chunk ${request.index} must be ${why.expectedBytes} bytes, got ${data.length}`, {
-      details: { reason: 'CHUNK_SIZE', expectedBytes: why.expectedBytes },
+      details: SealedReasons.details('CHUNK_SIZE', { expectedBytes: why.expectedBytes }),
     });
   }
 
@@ -161,7 +162,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
       const why = await this.repository.diagnoseCommit(params);
       if (why.minLive !== null && why.minLive > key.incarnation) throw stale(key.incarnation);
       if (why.state === 'COMMITTED' && why.eventId !== key.eventId) {
-        throw new AppHostError('CONFLICT', 'the record is already committed to another event', { details: { reason: 'EVENT_CONFLICT' } });
+        throw new AppHostError('CONFLICT', 'the record is already committed to another event', { details: SealedReasons.details('EVENT_CONFLICT') });
       }
       throw notFound();
     }
@@ -206,7 +207,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     if (!record) throw notFound();
     if (!record.part || !record.chunkDigest) {
       const chunkCount = chunkCountOf(record.sizeBytes, record.chunkBytes);
-      throw new AppHostError('INVALID_ARGUMENT', `chunk ${index} is outside this record (${chunkCount} chunks)`, { details: { reason: 'CHUNK_OUT_OF_RANGE', chunkCount } });
+      throw new AppHostError('INVALID_ARGUMENT', `chunk ${index} is outside this record (${chunkCount} chunks)`, { details: SealedReasons.details('CHUNK_OUT_OF_RANGE', { chunkCount }) });
     }
     if (!sameDigest(chunkDigest(record.part), record.chunkDigest)) {
       this.context.logger.error({ recordId: key.recordId, chunk: index, reason: 'DIGEST_MISMATCH' }, 'sealed record chunk failed verification');
@@ -240,7 +241,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
    */
   private async seal(scope: SealedCreateScope, operationInstanceId: string, envelope: SealedEnvelope, pendingTtlMs: number | undefined): Promise<SealedCreateResponse> {
     if (envelope.refresh.correlation.functionCallId !== scope.functionCallId) {
-      throw new AppHostError('INVALID_ARGUMENT', 'the refresh record belongs to another function call than the scope', { details: { reason: 'CORRELATION_MISMATCH' } });
+      throw new AppHostError('INVALID_ARGUMENT', 'the refresh record belongs to another function call than the scope', { details: SealedReasons.details('CORRELATION_MISMATCH') });
     }
     const body = Buffer.from(canonicalize(envelope, { maxBytes: this.config.maxBytes, maxDepth: this.config.maxDepth }), 'utf8');
     const digest = sealedDigest(body);
@@ -267,7 +268,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
       if (minLive !== null && minLive > scope.incarnation) throw stale(scope.incarnation);
       if (!existing) continue;
       if (!sameScope(existing, scope) || existing.schemaVersion !== record.schemaVersion || !sameDigest(existing.digest, digest)) {
-        throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', { details: { reason: 'OPERATION_INSTANCE_CONFLICT' } });
+        throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', { details: SealedReasons.details('OPERATION_INSTANCE_CONFLICT') });
       }
       return { ref: { recordId: existing.recordId, schemaVersion: existing.schemaVersion }, state: existing.state, created: false };
     }
