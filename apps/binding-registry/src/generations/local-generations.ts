@@ -1,6 +1,6 @@
 import type { Logger } from '@apphost/runtime';
 import type { McpConnection } from '@apphost/mcp';
-import { AppHostError, RegistryReasons } from '@apphost/contracts';
+import { RegistryReasons } from '@apphost/contracts';
 import type { GenerationRow, GenerationsRepository } from '../store/generations.repository';
 import { generationGone } from './generation-errors';
 import type { GenerationPolicy } from './generation-policy';
