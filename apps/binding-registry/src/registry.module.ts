@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
-import { FaultPoints } from '@apphost/runtime';
+import { FAULT_POINTS, FaultPoints } from '@apphost/runtime';
 import { BindingService } from './bindings/binding.service';
 import { BindingStateWaiter } from './bindings/binding-state-waiter';
-import { CatalogService } from './bindings/catalog.service';
+import { ProfilesToolsetsService } from './bindings/profiles-toolsets.service';
 import { GenerationFanout } from './generations/generation-fanout';
 import { GenerationService } from './generations/generation.service';
 import { OwnedGenerations } from './generations/owned-generations';
@@ -11,7 +11,8 @@ import { AdminHandlers } from './handlers/admin.handlers';
 import { ConnectionHandlers } from './handlers/connection.handlers';
 import { keyRingProvider } from './keys/key-ring.provider';
 import type { RegistryConfig } from './registry.config';
-import { REGISTRY_CONFIG, REGISTRY_FAULTS, REGISTRY_INSTANCE } from './registry.tokens';
+import type { RegistryFaultPoint } from './registry.faults';
+import { REGISTRY_CONFIG, REGISTRY_INSTANCE } from './registry.tokens';
 import type { RegistryStore } from './store/registry-store';
 import { RegistryStoreAccess } from './store/store-access';
 
@@ -23,19 +24,19 @@ export class RegistryModule {
       providers: [
         { provide: RegistryStoreAccess, useValue: new RegistryStoreAccess(store) },
         { provide: REGISTRY_CONFIG, useValue: config },
-        { provide: REGISTRY_FAULTS, useValue: new FaultPoints() },
+        { provide: FAULT_POINTS, useValue: new FaultPoints<RegistryFaultPoint>() },
         { provide: REGISTRY_INSTANCE, useValue: { instanceId, incarnation: randomUUID() } },
         keyRingProvider,
         OwnedGenerations,
         GenerationFanout,
         BindingStateWaiter,
         BindingService,
-        CatalogService,
+        ProfilesToolsetsService,
         GenerationService,
         AdminHandlers,
         ConnectionHandlers,
       ],
-      exports: [BindingService, GenerationService, OwnedGenerations, REGISTRY_FAULTS, REGISTRY_INSTANCE],
+      exports: [BindingService, GenerationService, OwnedGenerations, FAULT_POINTS, REGISTRY_INSTANCE],
     };
   }
 }

@@ -1,5 +1,4 @@
 export const REGISTRY_CONFIG = Symbol('REGISTRY_CONFIG');
-export const REGISTRY_FAULTS = Symbol('REGISTRY_FAULTS');
 export const REGISTRY_INSTANCE = Symbol('REGISTRY_INSTANCE');
 
 /** This process as an owner of connection generations: its instance id and this run's incarnation. */

@@ -1,15 +1,17 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { CoordinationStore } from '@apphost/coordination';
 import { FAULT_POINTS, FaultPoints, type Logger } from '@apphost/runtime';
-import type { BatchConfig } from './batch/batch.config';
-import { BATCH_CONFIG, BATCH_LOGGER } from './batch/batch.tokens';
-import { CallPipeline } from './batch/call-pipeline';
-import { CascadeHandlers } from './batch/cascade.handlers';
-import { ToolBatchHandlers } from './batch/tool-batch.handlers';
-import { ToolBatchService } from './batch/tool-batch.service';
+import { CallPipeline } from './calls/call-pipeline';
+import { CascadeHandlers } from './cascade/cascade.handlers';
 import { ConfirmationGate } from './confirmation/confirmation-gate';
 import { ConfirmationPermits } from './confirmation/confirmation-permits';
+import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
+import type { BatchConfig } from './governed.config';
+import type { GovernedFaultPoint } from './governed.faults';
+import { BATCH_CONFIG, BATCH_LOGGER } from './governed.tokens';
+import { ToolBatchHandlers } from './tool-batches/tool-batch.handlers';
+import { ToolBatchService } from './tool-batches/tool-batch.service';
 
 @Module({})
 export class GovernedOperationsModule {
@@ -19,11 +21,12 @@ export class GovernedOperationsModule {
       providers: [
         { provide: BATCH_CONFIG, useValue: config },
         { provide: BATCH_LOGGER, useValue: logger },
-        { provide: FAULT_POINTS, useValue: new FaultPoints() },
+        { provide: FAULT_POINTS, useValue: new FaultPoints<GovernedFaultPoint>() },
         { provide: ConfirmationPermits, useValue: new ConfirmationPermits(coordination, config.confirmationRetentionMs) },
         CallPipeline,
         ConfirmationGate,
         ConfirmationService,
+        ConfirmationHandlers,
         ToolBatchService,
         ToolBatchHandlers,
         CascadeHandlers,

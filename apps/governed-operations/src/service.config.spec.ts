@@ -1,5 +1,5 @@
 import { describeServiceConfig, variablesOf } from '@apphost/testing';
-import { batchConfig } from './batch/batch.config';
+import { batchConfig } from './governed.config';
 import { governedOperationsService } from './service';
 
 /** A bad value of each of the service's own variables. */

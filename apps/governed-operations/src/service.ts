@@ -1,6 +1,6 @@
 import type { CoordinationStore } from '@apphost/coordination';
 import { defineService, openCoordinationStore } from '@apphost/runtime';
-import { batchConfig } from './batch/batch.config';
+import { batchConfig } from './governed.config';
 import { GovernedOperationsModule } from './governed.module';
 
 /**

@@ -1,10 +1,10 @@
 import { Inject, Injectable, Module, type BeforeApplicationShutdown, type DynamicModule, type OnApplicationBootstrap } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import type { ServiceDatabase } from '@apphost/persistence';
-import type { ServiceContext } from '@apphost/runtime';
+import { FAULT_POINTS, FaultPoints, type ServiceContext } from '@apphost/runtime';
 import type { LifecycleConfig } from './config';
 import { EventLedgerRepository } from './events/event-ledger.repository';
-import { LifecycleFaults } from './faults';
+import type { LifecycleFaultPoint } from './lifecycle.faults';
 import { LifecycleHandlers } from './lifecycle.handlers';
 import { LifecycleMetrics } from './metrics';
 import { LifecycleRepository } from './sessions/lifecycle.repository';
@@ -55,12 +55,12 @@ export class LifecycleModule {
       module: LifecycleModule,
       providers: [
         { provide: LIFECYCLE_CONTEXT, useValue: { service: context, recoverOnStart: config.LIFECYCLE_RECOVER_ON_START } },
-        { provide: LifecycleFaults, useValue: new LifecycleFaults() },
+        { provide: FAULT_POINTS, useValue: new FaultPoints<LifecycleFaultPoint>() },
         { provide: LifecycleMetrics, useValue: new LifecycleMetrics(context.metrics.registry) },
         {
           provide: LifecycleService,
-          inject: [BusClient, LifecycleFaults, LifecycleMetrics],
-          useFactory: (bus: BusClient, faults: LifecycleFaults, metrics: LifecycleMetrics) =>
+          inject: [BusClient, FAULT_POINTS, LifecycleMetrics],
+          useFactory: (bus: BusClient, faults: FaultPoints<LifecycleFaultPoint>, metrics: LifecycleMetrics) =>
             new LifecycleService({
               repo: new LifecycleRepository(database),
               ledger: new EventLedgerRepository(database),
@@ -74,7 +74,7 @@ export class LifecycleModule {
         LifecycleHandlers,
         LifecycleRecovery,
       ],
-      exports: [LifecycleService, LifecycleFaults, LifecycleRecovery],
+      exports: [LifecycleService, FAULT_POINTS, LifecycleRecovery],
     };
   }
 }

@@ -1,18 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, type BindingState, type ToolsetStatus } from '@apphost/contracts';
-import { FaultPoints } from '@apphost/runtime';
+import { AppHostError, RegistryReasons, type BindingState, type ToolsetStatus } from '@apphost/contracts';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
 import type { BindingRow, ToolsetRow } from '../store/toolsets.repository';
-import { REGISTRY_CONFIG, REGISTRY_FAULTS } from '../registry.tokens';
+import type { RegistryFaultPoint } from '../registry.faults';
+import { REGISTRY_CONFIG } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { BINDING_REVISION_PURPOSE, bindingDigest } from './fingerprint';
 import { probeProviders } from './readiness';
 import { BindingStateWaiter } from './binding-state-waiter';
 import { GenerationFanout } from '../generations/generation-fanout';
-
-export type RegistryFaultPoint = 'binding.after-begin-materialize' | 'binding.before-finish-revoke' | 'generation.after-claim';
 
 const MATERIALIZE_WAIT_MS = 10_000;
 
@@ -29,7 +28,7 @@ export class BindingService {
     private readonly fanout: GenerationFanout,
     private readonly waiter: BindingStateWaiter,
     @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
-    @Inject(REGISTRY_FAULTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
+    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
   ) {}
 
   async toolset(toolsetId: string): Promise<ToolsetRow> {
@@ -57,7 +56,7 @@ export class BindingService {
       const binding = await this.binding(toolsetId, generation);
       if (binding.state === 'PROFILE_BOUND' || binding.state === 'MODEL_ONLY') return { toolset, binding };
       if (binding.state === 'REVOKING' || binding.state === 'CLOSED') throw closedError(toolsetId, generation, binding.state);
-      if (Date.now() >= deadline) throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, { details: { reason: 'BINDING_MATERIALIZING' } });
+      if (Date.now() >= deadline) throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, { details: RegistryReasons.details('BINDING_MATERIALIZING') });
       await changed;
     }
   }
@@ -74,12 +73,12 @@ export class BindingService {
     const toolset = await this.toolset(toolsetId);
     const old = toolset.currentGeneration;
     if (!(await this.store.toolsets.installNextGeneration(toolsetId, old))) {
-      throw new AppHostError('CONFLICT', `toolset ${toolsetId} was rebound concurrently`, { details: { reason: 'REBIND_RACE' } });
+      throw new AppHostError('CONFLICT', `toolset ${toolsetId} was rebound concurrently`, { details: RegistryReasons.details('REBIND_RACE') });
     }
     // Advertising connections go now; model-only (non-advertising) ones drain and close at their last release.
     await this.closeGeneration(toolsetId, old, 'advertising');
     await this.materialized(toolsetId).catch((error: unknown) => {
-      if (!(error instanceof AppHostError && error.details?.['reason'] === 'BINDING_CLOSED')) throw error;
+      if (!(RegistryReasons.of(error) === 'BINDING_CLOSED')) throw error;
     });
     return this.status(toolsetId);
   }
@@ -104,7 +103,7 @@ export class BindingService {
 
   async verifyRevision(toolsetId: string, bindingRevision: string): Promise<{ valid: boolean; keyId: string; current: boolean }> {
     const toolset = await this.toolset(toolsetId);
-    if (!toolset.profileId) throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: { reason: 'MODEL_ONLY' } });
+    if (!toolset.profileId) throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: RegistryReasons.details('MODEL_ONLY') });
     const profile = await this.store.profiles.get(toolset.profileId);
     if (!profile) throw new AppHostError('NOT_FOUND', `profile ${toolset.profileId} does not exist`);
     const verdict = await this.keys.verify(BINDING_REVISION_PURPOSE, bindingDigest(toolsetId, toolset.profileId, profile), bindingRevision);
@@ -147,5 +146,5 @@ export class BindingService {
 }
 
 function closedError(toolsetId: string, generation: number, state: BindingState): AppHostError {
-  return new AppHostError('FAILED_PRECONDITION', `binding ${toolsetId}#${generation} is ${state}`, { details: { reason: 'BINDING_CLOSED', state, bindingGeneration: generation } });
+  return new AppHostError('FAILED_PRECONDITION', `binding ${toolsetId}#${generation} is ${state}`, { details: RegistryReasons.details('BINDING_CLOSED', { state, bindingGeneration: generation }) });
 }

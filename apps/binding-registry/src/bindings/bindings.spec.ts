@@ -1,12 +1,11 @@
 import { ConnCallTool, ConnListTools, toolsetSpecSchema, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { FaultPoints } from '@apphost/runtime';
-import { REGISTRY_FAULTS } from '../registry.tokens';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
+import type { RegistryFaultPoint } from '../registry.faults';
 import { RegistryStoreAccess } from '../store/store-access';
 import { dropSchemasWithPrefix, expectAppError, latch, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
 import { callStarted } from '../test/call-started';
-import type { RegistryFaultPoint } from './binding.service';
 import { BindingStateWaiter, notifyBindingState } from './binding-state-waiter';
 import { Client } from 'pg';
 
@@ -101,7 +100,7 @@ describe('profiles and toolset specs are immutable', () => {
 });
 
 describe('binding lifecycle latch', () => {
-  const faults = () => registry.running.app.get<FaultPoints<RegistryFaultPoint>>(REGISTRY_FAULTS);
+  const faults = () => registry.running.app.get<FaultPoints<RegistryFaultPoint>>(FAULT_POINTS);
   const store = () => registry.running.app.get(RegistryStoreAccess);
 
   it('close before materialize: zero constructions, CLOSED; use after CLOSED is a typed error; close is idempotent', async () => {

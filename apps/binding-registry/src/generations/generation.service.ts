@@ -1,14 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, CONNECTION_GENERATION_GONE, ConnRetain, type GenerationHandle, type ParsedRequestOf, type RegistryAcquireGeneration } from '@apphost/contracts';
+import { AppHostError, RegistryReasons, CONNECTION_GENERATION_GONE, ConnRetain, type GenerationHandle, type ParsedRequestOf, type RegistryAcquireGeneration } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
-import { FaultPoints } from '@apphost/runtime';
-import { BindingService, type RegistryFaultPoint } from '../bindings/binding.service';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
+import { BindingService } from '../bindings/binding.service';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
 import type { GenerationRow } from '../store/generations.repository';
-import { REGISTRY_CONFIG, REGISTRY_FAULTS, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
+import type { RegistryFaultPoint } from '../registry.faults';
+import { REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { generationKey, principalIdentity, SECURITY_DOMAIN_PURPOSE } from './generation-key';
 import { policyOf } from './generation-policy';
@@ -33,7 +34,7 @@ export class GenerationService {
     private readonly bus: BusClient,
     @Inject(REGISTRY_INSTANCE) private readonly instance: RegistryInstance,
     @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
-    @Inject(REGISTRY_FAULTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
+    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
   ) {}
 
   async acquire(request: AcquireRequest): Promise<GenerationHandle> {
@@ -41,7 +42,7 @@ export class GenerationService {
     const profile = toolset.profileId ? await this.store.profiles.get(toolset.profileId) : undefined;
     const perSession = (profile?.connectionPolicy.affinity ?? 'per-session') === 'per-session';
     if (perSession && !request.session) {
-      throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', { details: { reason: 'SESSION_REQUIRED' } });
+      throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', { details: RegistryReasons.details('SESSION_REQUIRED') });
     }
     const advertisesUi = request.connectionClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
     const securityDomain = await this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal));
@@ -88,14 +89,14 @@ export class GenerationService {
         }
       }
       if (!row) {
-        if (attempt >= CLAIM_ATTEMPTS) throw new AppHostError('UNAVAILABLE', 'could not claim the connection generation', { details: { reason: 'CLAIM_CONTENDED' } });
+        if (attempt >= CLAIM_ATTEMPTS) throw new AppHostError('UNAVAILABLE', 'could not claim the connection generation', { details: RegistryReasons.details('CLAIM_CONTENDED') });
         continue;
       }
       const leaseId = randomUUID();
       try {
         await this.retain(row, leaseId, request.holder);
       } catch (error) {
-        if (attempt < CLAIM_ATTEMPTS && error instanceof AppHostError && error.details?.['reason'] === CONNECTION_GENERATION_GONE) continue;
+        if (attempt < CLAIM_ATTEMPTS && RegistryReasons.of(error) === CONNECTION_GENERATION_GONE) continue;
         throw error;
       }
       return {

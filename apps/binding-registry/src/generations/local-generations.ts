@@ -1,6 +1,6 @@
 import type { Logger } from '@apphost/runtime';
 import type { McpConnection } from '@apphost/mcp';
-import { AppHostError } from '@apphost/contracts';
+import { RegistryReasons } from '@apphost/contracts';
 import type { GenerationRow, GenerationsRepository } from '../store/generations.repository';
 import { generationGone } from './generation-errors';
 import type { GenerationPolicy } from './generation-policy';
@@ -157,5 +157,5 @@ export class LocalGenerations {
 const ENDED_REASONS_KEPT = 4096;
 
 function connectionClosed(error: unknown): boolean {
-  return error instanceof AppHostError && error.details?.['reason'] === 'CONNECTION_CLOSED';
+  return RegistryReasons.of(error) === 'CONNECTION_CLOSED';
 }

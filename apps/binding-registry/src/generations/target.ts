@@ -1,4 +1,4 @@
-import { AppHostError, type ToolsetSpec } from '@apphost/contracts';
+import { AppHostError, RegistryReasons, type ToolsetSpec } from '@apphost/contracts';
 import type { McpTarget } from '@apphost/mcp';
 import type { RegistryConfig } from '../registry.config';
 
@@ -12,7 +12,7 @@ export function resolveTarget(spec: ToolsetSpec, config: RegistryConfig): McpTar
   const headers: Record<string, string> = {};
   for (const [name, ref] of Object.entries(c.headers)) {
     const value = config.secrets.get(ref.secretRef);
-    if (value === undefined) throw new AppHostError('FAILED_PRECONDITION', `secret ${ref.secretRef} is not configured`, { details: { reason: 'SECRET_MISSING', secretRef: ref.secretRef } });
+    if (value === undefined) throw new AppHostError('FAILED_PRECONDITION', `secret ${ref.secretRef} is not configured`, { details: RegistryReasons.details('SECRET_MISSING', { secretRef: ref.secretRef }) });
     headers[name] = value;
   }
   return { kind: 'http', url: c.url, headers };
@@ -20,6 +20,6 @@ export function resolveTarget(spec: ToolsetSpec, config: RegistryConfig): McpTar
 
 export function stdioRefused(): AppHostError {
   return new AppHostError('PERMISSION_DENIED', 'stdio toolsets run commands on the registry host and are not allowed by this deployment (REGISTRY_ALLOW_STDIO)', {
-    details: { reason: 'STDIO_NOT_ALLOWED' },
+    details: RegistryReasons.details('STDIO_NOT_ALLOWED'),
   });
 }

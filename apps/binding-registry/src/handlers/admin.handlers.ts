@@ -13,7 +13,7 @@ import {
   type ResponseOf,
 } from '@apphost/contracts';
 import { BindingService } from '../bindings/binding.service';
-import { CatalogService } from '../bindings/catalog.service';
+import { ProfilesToolsetsService } from '../bindings/profiles-toolsets.service';
 import { GenerationService } from '../generations/generation.service';
 import { KeyRing } from '../keys/key-ring';
 
@@ -22,7 +22,7 @@ import { KeyRing } from '../keys/key-ring';
 @Injectable()
 export class AdminHandlers {
   constructor(
-    private readonly catalog: CatalogService,
+    private readonly profilesToolsets: ProfilesToolsetsService,
     private readonly bindings: BindingService,
     private readonly generations: GenerationService,
     private readonly keys: KeyRing,
@@ -30,12 +30,12 @@ export class AdminHandlers {
 
   @BusHandler(RegistryPutProfile)
   putProfile(r: ParsedRequestOf<typeof RegistryPutProfile>): Promise<ResponseOf<typeof RegistryPutProfile>> {
-    return this.catalog.putProfile(r.profileId, r.profile);
+    return this.profilesToolsets.putProfile(r.profileId, r.profile);
   }
 
   @BusHandler(RegistryPutToolset)
   putToolset(r: ParsedRequestOf<typeof RegistryPutToolset>): Promise<ResponseOf<typeof RegistryPutToolset>> {
-    return this.catalog.putToolset(r.toolsetId, r.spec);
+    return this.profilesToolsets.putToolset(r.toolsetId, r.spec);
   }
 
   @BusHandler(RegistryGetToolset)

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { BusHandler, RequestContexts } from '@apphost/bus';
-import { ConnCallTool, ConnCancelCall, ConnCloseBinding, ConnListTools, ConnPing, ConnReadResource, ConnRelease, ConnRetain, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
+import { RegistryReasons, ConnCallTool, ConnCancelCall, ConnCloseBinding, ConnListTools, ConnPing, ConnReadResource, ConnRelease, ConnRetain, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
 import { AppHostError } from '@apphost/contracts';
 import { OwnedGenerations } from '../generations/owned-generations';
 
@@ -35,7 +35,7 @@ export class ConnectionHandlers {
   @BusHandler(ConnCallTool, conn)
   callTool(r: ParsedRequestOf<typeof ConnCallTool>): Promise<ResponseOf<typeof ConnCallTool>> {
     return this.owned.local.run(r.ref, async (connection, local) => {
-      if (local.calls.has(r.callId)) throw new AppHostError('INVALID_ARGUMENT', 'a call with this id is already in flight on this generation', { details: { reason: 'CALL_ID_IN_FLIGHT' } });
+      if (local.calls.has(r.callId)) throw new AppHostError('INVALID_ARGUMENT', 'a call with this id is already in flight on this generation', { details: RegistryReasons.details('CALL_ID_IN_FLIGHT') });
       const controller = new AbortController();
       local.calls.set(r.callId, controller);
       const progress: { progress: number; total?: number; message?: string }[] = [];

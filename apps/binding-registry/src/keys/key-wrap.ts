@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
-import { AppHostError } from '@apphost/contracts';
+import { AppHostError, RegistryReasons } from '@apphost/contracts';
 
 /** AES-256-GCM under (a hash of) the host key: `iv(12) | tag(16) | ciphertext`. Unwrapping with another key fails closed. */
 export function wrapKey(hostKey: Buffer, material: Buffer, keyId: string): Buffer {
@@ -17,7 +17,7 @@ export function unwrapKey(hostKey: Buffer, wrapped: Buffer, keyId: string): Buff
     decipher.setAuthTag(wrapped.subarray(12, 28));
     return Buffer.concat([decipher.update(wrapped.subarray(28)), decipher.final()]);
   } catch {
-    throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} cannot be unwrapped with the configured host key`, { details: { reason: 'KEY_UNWRAP_FAILED', keyId } });
+    throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} cannot be unwrapped with the configured host key`, { details: RegistryReasons.details('KEY_UNWRAP_FAILED', { keyId }) });
   }
 }
 

@@ -3,6 +3,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { canonicalize } from '@apphost/canonical-json';
 import {
   AppHostError,
+  CatalogReasons,
   type AppCallPolicy,
   type BoundGeneration,
   type CatalogAudience,
@@ -69,7 +70,7 @@ export class CatalogService {
       const disagreeing = missing.filter((c) => catalog.excluded.some((e) => e.reason === 'CLASS_DISAGREEMENT' && selections.some((s) => (s.namePrefix ? `${s.namePrefix}_${e.name}` : e.name) === c.name)));
       const reason = disagreeing.length ? 'TOOL_CLASS_DISAGREEMENT' : 'TOOL_NOT_IN_CATALOG';
       throw new AppHostError('FAILED_PRECONDITION', `the batch names tools that are not in the current model catalog: ${missing.map((c) => c.name).join(', ')}`, {
-        details: { reason, callIds: missing.map((c) => c.callId) },
+        details: CatalogReasons.details(reason, { callIds: missing.map((c) => c.callId) }),
       });
     }
     const entries = calls.map((c) => {
@@ -107,7 +108,7 @@ export class CatalogService {
       const appSafe = appSafeListing.value;
       const full = fullListing.value;
       if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
-        throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', { details: { reason: 'BINDING_CHANGED_DURING_DISCOVERY', toolsetId: selection.toolsetId } });
+        throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', { details: CatalogReasons.details('BINDING_CHANGED_DURING_DISCOVERY', { toolsetId: selection.toolsetId }) });
       }
       const resolved = resolveTwoClass(selection.toolsetId, appSafe, full);
       for (const d of resolved.divergences) this.logger.info({ toolsetId: selection.toolsetId, ...d }, 'capability-adapted declaration: the app-safe declaration wins for a UI tool');

@@ -1,6 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, ConnListTools, ConnRelease, RegistryAcquireGeneration, RegistryGetToolset, type BoundGeneration, type CatalogAudience, type GenerationHandle, type ToolsetSelection } from '@apphost/contracts';
+import { AppHostError, CatalogReasons, ConnListTools, ConnRelease, RegistryAcquireGeneration, RegistryGetToolset, type BoundGeneration, type CatalogAudience, type GenerationHandle, type ToolsetSelection } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import type { Logger } from '@apphost/runtime';
 import { CATALOG_CONFIG, CATALOG_LOGGER } from '../catalog.tokens';
@@ -56,7 +56,7 @@ export class RegistryDiscovery {
       throw asTyped(error, 'tool listing failed');
     }
     if (tools.length > this.config.maxTools) {
-      throw new AppHostError('RESOURCE_EXHAUSTED', `the listing has ${tools.length} tools, over ${this.config.maxTools}`, { details: { reason: 'DISCOVERY_MAX_ITEMS' } });
+      throw new AppHostError('RESOURCE_EXHAUSTED', `the listing has ${tools.length} tools, over ${this.config.maxTools}`, { details: CatalogReasons.details('DISCOVERY_MAX_ITEMS') });
     }
     try {
       return toListing(generation, tools);
@@ -100,7 +100,7 @@ export function toBound(h: GenerationHandle): BoundGeneration {
 
 function asTyped(error: unknown, message: string): AppHostError {
   if (error instanceof AppHostError) return error;
-  return new AppHostError('INTERNAL', message, { details: { reason: 'DISCOVERY_FAILED' } });
+  return new AppHostError('INTERNAL', message, { details: CatalogReasons.details('DISCOVERY_FAILED') });
 }
 
 function describe(error: unknown): string {

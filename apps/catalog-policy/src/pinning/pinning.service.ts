@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { AppHostError, type ResponseOf, type CatalogApproveTool } from '@apphost/contracts';
+import { AppHostError, CatalogReasons, type ResponseOf, type CatalogApproveTool } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
 import { CATALOG_LOGGER } from '../catalog.tokens';
 import type { Candidate } from '../compose/listing';
@@ -41,10 +41,10 @@ export class PinningService {
 
   async approve(toolsetId: string, name: string, fingerprint: string | undefined, actor: string): Promise<ResponseOf<typeof CatalogApproveTool>> {
     const current = await this.pins.list(toolsetId, name);
-    if (current.length === 0) throw new AppHostError('NOT_FOUND', `tool ${name} of toolset ${toolsetId} has never been listed`, { details: { reason: 'TOOL_NOT_PINNED' } });
+    if (current.length === 0) throw new AppHostError('NOT_FOUND', `tool ${name} of toolset ${toolsetId} has never been listed`, { details: CatalogReasons.details('TOOL_NOT_PINNED') });
     if (fingerprint && !current.some((p) => p.candidateFingerprint === fingerprint)) {
       throw new AppHostError('CONFLICT', 'the fingerprint is not the quarantined candidate of this tool (the definition changed again, or was never quarantined)', {
-        details: { reason: 'FINGERPRINT_NOT_CANDIDATE', candidates: current.map((p) => p.candidateFingerprint).filter(Boolean) },
+        details: CatalogReasons.details('FINGERPRINT_NOT_CANDIDATE', { candidates: current.map((p) => p.candidateFingerprint).filter(Boolean) }),
       });
     }
     const { before, after } = await this.pins.approve(toolsetId, name, fingerprint ?? null, actor);

@@ -1,4 +1,4 @@
-import { AppHostError } from '@apphost/contracts';
+import { AppHostError, CatalogReasons } from '@apphost/contracts';
 import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
 
 export interface ResourcePolicy {
@@ -15,7 +15,7 @@ export interface ReadLimits {
 export function admitReadRequest(policy: ResourcePolicy, uri: string): string {
   const canonical = canonicalizeUri(uri);
   if (!matchResourcePolicy(policy, canonical)) {
-    throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', { details: { reason: 'RESOURCE_POLICY_DENIED', side: 'request' } });
+    throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', { details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { side: 'request' }) });
   }
   return canonical;
 }
@@ -53,18 +53,18 @@ export function checkReadResponse(policy: ResourcePolicy, contents: readonly Rec
     else if (!matchResourcePolicy(policy, canonical)) denied.push({ index, why: 'OUTSIDE_POLICY' });
     const bytes = itemBytes(item);
     if (bytes > limits.maxItemBytes) {
-      throw new AppHostError('PAYLOAD_TOO_LARGE', `content item ${index} has ${bytes} bytes, over ${limits.maxItemBytes}`, { details: { reason: 'READ_ITEM_TOO_LARGE', index } });
+      throw new AppHostError('PAYLOAD_TOO_LARGE', `content item ${index} has ${bytes} bytes, over ${limits.maxItemBytes}`, { details: CatalogReasons.details('READ_ITEM_TOO_LARGE', { index }) });
     }
     total += bytes;
     out.push({ ...item, ...(canonical ? { uri: canonical } : {}) });
   });
   if (denied.length) {
     throw new AppHostError('PERMISSION_DENIED', `${denied.length} of ${contents.length} returned content items are outside the resource policy: the whole response is rejected`, {
-      details: { reason: 'RESOURCE_POLICY_DENIED', side: 'response', mixed: denied.length < contents.length, denied },
+      details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { side: 'response', mixed: denied.length < contents.length, denied }),
     });
   }
   if (total > limits.maxTotalBytes) {
-    throw new AppHostError('PAYLOAD_TOO_LARGE', `the response has ${total} bytes of content, over ${limits.maxTotalBytes}`, { details: { reason: 'READ_TOTAL_TOO_LARGE' } });
+    throw new AppHostError('PAYLOAD_TOO_LARGE', `the response has ${total} bytes of content, over ${limits.maxTotalBytes}`, { details: CatalogReasons.details('READ_TOTAL_TOO_LARGE') });
   }
   return { contents: out, totalBytes: total };
 }

@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { SignJWT } from 'jose';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, type BusContract, type SessionView } from '@apphost/contracts';
+import { AppHostError, type BusContract, type SessionSnapshot } from '@apphost/contracts';
 import { AuthModule } from '../auth/auth.module';
 import { TokenVerifier } from '../auth/token-verifier';
 import { HttpErrorFilter } from '../http/error.filter';
@@ -30,8 +30,8 @@ class StubBus {
   }
 }
 
-const view = (payload: Record<string, unknown>, state: SessionView['state'] = 'ACTIVE'): SessionView => ({
-  session: payload.session as SessionView['session'],
+const snapshot = (payload: Record<string, unknown>, state: SessionSnapshot['state'] = 'ACTIVE'): SessionSnapshot => ({
+  session: payload.session as SessionSnapshot['session'],
   incarnation: 1,
   state,
   version: 2,
@@ -61,7 +61,7 @@ describe('SessionsController (stubbed bus)', () => {
   afterAll(() => app.close());
   beforeEach(() => {
     bus.calls.length = 0;
-    bus.reply = (_subject, payload) => view(payload);
+    bus.reply = (_subject, payload) => snapshot(payload);
   });
 
   const call = async (method: string, path: string, body?: unknown, token?: string) => {
@@ -111,7 +111,7 @@ describe('SessionsController (stubbed bus)', () => {
       throw new AppHostError('CONFLICT', 'taken', { details: { reason: 'CREATE_IN_PROGRESS' } });
     };
     expect(await call('POST', '/v1/sessions', { appName: 'dash', sessionId: 's1' })).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT' } } });
-    bus.reply = (_s, payload) => view(payload, 'DELETED');
+    bus.reply = (_s, payload) => snapshot(payload, 'DELETED');
     expect((await call('GET', '/v1/sessions/s1?appName=dash')).status).toBe(404);
     expect(await call('DELETE', '/v1/sessions/s1?appName=dash')).toMatchObject({ status: 200, body: { state: 'DELETED', sessionId: 's1' } });
   });

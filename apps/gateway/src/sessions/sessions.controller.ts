@@ -7,7 +7,7 @@ import {
   LifecycleGetSession,
   LifecycleListEvents,
   type Principal,
-  type SessionView,
+  type SessionSnapshot,
 } from '@apphost/contracts';
 import { CurrentPrincipal, RequireScopes } from '../auth';
 import { ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
@@ -28,24 +28,24 @@ export class SessionsController {
   async create(@CurrentPrincipal() principal: Principal, @Body() body: unknown): Promise<PublicSession> {
     const input = parseInput(createSessionBodySchema, body ?? {}, 'request body');
     const key = ownSessionKey(principal, input.appName, input.sessionId ?? randomUUID(), input.userId);
-    const view = await this.bus.request(LifecycleCreateSession, { session: key, creationOperationId: input.creationOperationId ?? randomUUID() });
-    return toPublic(view);
+    const snapshot = await this.bus.request(LifecycleCreateSession, { session: key, creationOperationId: input.creationOperationId ?? randomUUID() });
+    return toPublic(snapshot);
   }
 
   @Get(':sessionId')
   async get(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query() query: unknown): Promise<PublicSession> {
     const q = parseInput(sessionQuerySchema, query, 'query');
-    const view = await this.bus.request(LifecycleGetSession, { session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId) });
-    if (view.state === 'DELETED') throw sessionNotFound();
-    return toPublic(view);
+    const snapshot = await this.bus.request(LifecycleGetSession, { session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId) });
+    if (snapshot.state === 'DELETED') throw sessionNotFound();
+    return toPublic(snapshot);
   }
 
   @Delete(':sessionId')
   @HttpCode(200)
   async delete(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query() query: unknown): Promise<PublicSession> {
     const q = parseInput(sessionQuerySchema, query, 'query');
-    const view = await this.bus.request(LifecycleDeleteSession, { session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId) });
-    return toPublic(view);
+    const snapshot = await this.bus.request(LifecycleDeleteSession, { session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId) });
+    return toPublic(snapshot);
   }
 
   @Get(':sessionId/events')
@@ -57,6 +57,6 @@ export class SessionsController {
   }
 }
 
-function toPublic(view: SessionView): PublicSession {
-  return { sessionId: view.session.sessionId, appName: view.session.appName, userId: view.session.userId, incarnation: view.incarnation, state: view.state };
+function toPublic(snapshot: SessionSnapshot): PublicSession {
+  return { sessionId: snapshot.session.sessionId, appName: snapshot.session.appName, userId: snapshot.session.userId, incarnation: snapshot.incarnation, state: snapshot.state };
 }

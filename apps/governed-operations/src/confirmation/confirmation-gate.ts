@@ -2,10 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { canonicalDigest, canonicalize } from '@apphost/canonical-json';
 import type { PendingConfirmation, Principal, ToolsetSelection } from '@apphost/contracts';
-import { declarationIdentity } from '../batch/batch-plan';
-import type { BatchConfig } from '../batch/batch.config';
-import { BATCH_CONFIG } from '../batch/batch.tokens';
-import type { AdmittedCall, CallContext } from '../batch/call-pipeline';
+import { declarationIdentity } from '../tool-batches/batch-plan';
+import type { BatchConfig } from '../governed.config';
+import { BATCH_CONFIG } from '../governed.tokens';
+import type { AdmittedCall, CallContext } from '../calls/call-pipeline';
 import { ConfirmationPermits } from './confirmation-permits';
 
 export const REQUEST_CONFIRMATION_TOOL = 'adk_request_confirmation';

@@ -3,9 +3,9 @@ import { Inject, Injectable } from '@nestjs/common';
 import { canonicalDigest } from '@apphost/canonical-json';
 import { AppHostError, type GovernedDecideConfirmation, type ParsedRequestOf, type RunToolBatchResponse } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
-import { batchEvent, describeFailure, type PlannedCall } from '../batch/batch-plan';
-import { BATCH_LOGGER } from '../batch/batch.tokens';
-import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../batch/call-pipeline';
+import { batchEvent, describeFailure, type PlannedCall } from '../tool-batches/batch-plan';
+import { BATCH_LOGGER } from '../governed.tokens';
+import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../calls/call-pipeline';
 import { declarationDigest } from './confirmation-gate';
 import { ConfirmationPermits, type Permit } from './confirmation-permits';
 

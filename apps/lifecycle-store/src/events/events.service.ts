@@ -2,7 +2,7 @@ import { AppHostError, type AppendProvenance, type LedgerEventInput, type Public
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from '../sessions/adoption';
 import type { LifecycleRecord, LifecycleRepository } from '../sessions/lifecycle.repository';
-import { failedPrecondition, notFound } from '../sessions/views';
+import { failedPrecondition, notFound } from '../sessions/replies';
 import type { EventLedgerRepository } from './event-ledger.repository';
 import { finalizeEvents, toPublicEvent } from './finalizer';
 

@@ -1,4 +1,4 @@
-import { AppHostError, isWidgetDescriptor, type AppendProvenance, type LedgerEventInput, type PublicEvent } from '@apphost/contracts';
+import { AppHostError, isWidgetDescriptor, LifecycleReasons, type AppendProvenance, type LedgerEventInput, type LifecycleReason, type PublicEvent } from '@apphost/contracts';
 
 /** The protected fields, stamped by the finalizer only. Also stripped from `customMetadata` under these names. */
 export const PROTECTED_FIELDS = ['audience', 'invocationOrigin', 'emitter', 'immediateCaller'] as const;
@@ -38,8 +38,8 @@ export function stampFor(provenance: AppendProvenance, event: LedgerEventInput):
   }
 }
 
-const invalid = (reason: string, message: string, details: Record<string, unknown> = {}) =>
-  new AppHostError('INVALID_ARGUMENT', message, { details: { reason, ...details } });
+const invalid = (reason: LifecycleReason, message: string, details: Record<string, unknown> = {}) =>
+  new AppHostError('INVALID_ARGUMENT', message, { details: LifecycleReasons.details(reason, details) });
 
 /**
  * Cross-validates descriptors and references over one append (or one import): every `sealedResultRef` (widget-level

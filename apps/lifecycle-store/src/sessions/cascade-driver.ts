@@ -1,14 +1,14 @@
-import { AppHostError, cascadeParticipantContract, type CascadeOperation, type CascadeProgress, type SessionKey } from '@apphost/contracts';
+import { AppHostError, LifecycleReasons, cascadeParticipantContract, type CascadeOperation, type CascadeProgress, type SessionKey } from '@apphost/contracts';
 import type { BusClient } from '@apphost/bus';
-import type { Logger } from '@apphost/runtime';
-import type { LifecycleFaults } from '../faults';
+import type { FaultPoints, Logger } from '@apphost/runtime';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import type { LifecycleRecord, LifecycleRepository } from './lifecycle.repository';
 
 export interface CascadeDeps {
   repo: LifecycleRepository;
   bus: BusClient;
-  faults: LifecycleFaults;
+  faults: FaultPoints<LifecycleFaultPoint>;
   metrics: LifecycleMetrics;
   logger: Logger;
   timeoutMs: number;
@@ -34,7 +34,7 @@ export async function driveCascade(deps: CascadeDeps, start: LifecycleRecord): P
   const key = record.key;
   let lostRaces = 0;
   const reread = async (): Promise<LifecycleRecord> => {
-    if (++lostRaces > MAX_CAS_RETRIES) throw new AppHostError('CONFLICT', `deletion of ${key.sessionId} is contended; retry`, { details: { reason: 'CONTENDED' } });
+    if (++lostRaces > MAX_CAS_RETRIES) throw new AppHostError('CONFLICT', `deletion of ${key.sessionId} is contended; retry`, { details: LifecycleReasons.details('CONTENDED') });
     const latest = await repo.load(key);
     if (!latest || latest.incarnation !== start.incarnation) throw new AppHostError('CONFLICT', `session ${key.sessionId} moved on during deletion`);
     return latest;

@@ -1,11 +1,12 @@
 import { canonicalDigest } from '@apphost/canonical-json';
-import type { LedgerEventInput, SessionKey, SessionView } from '@apphost/contracts';
+import type { LedgerEventInput, SessionKey, SessionSnapshot } from '@apphost/contracts';
+import type { FaultPoints } from '@apphost/runtime';
 import { crossValidate, finalizeEvents, type FinalizedEvent } from '../events/finalizer';
-import type { LifecycleFaults } from '../faults';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
 import type { LifecycleRecord, LifecycleRepository } from './lifecycle.repository';
-import { conflict, failedPrecondition, toView } from './views';
+import { conflict, failedPrecondition, toSnapshot } from './replies';
 
 export interface CreateRequest {
   session: SessionKey;
@@ -17,7 +18,7 @@ export interface CreateRequest {
 
 export interface CreateDeps {
   repo: LifecycleRepository;
-  faults: LifecycleFaults;
+  faults: FaultPoints<LifecycleFaultPoint>;
   metrics: LifecycleMetrics;
   leaseMs: number;
 }
@@ -38,7 +39,7 @@ export function importDigest(events: Record<string, unknown>[]): string {
  * the fence still names n, then CAS to ACTIVE(n) comparing the receipt. A retry with the same creation-operation id
  * resumes wherever it stopped.
  */
-export async function createSession(deps: CreateDeps, req: CreateRequest): Promise<SessionView> {
+export async function createSession(deps: CreateDeps, req: CreateRequest): Promise<SessionSnapshot> {
   const { repo, faults, metrics } = deps;
   const imported = req.importedEvents ?? [];
   crossValidate(imported); // malformed imports fail before any effect
@@ -58,7 +59,7 @@ export async function createSession(deps: CreateDeps, req: CreateRequest): Promi
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const record = await loadOrAdopt(repo, metrics, req.session);
     if (record && record.creationOperationId === req.creationOperationId) {
-      if (record.state === 'ACTIVE') return toView(record);
+      if (record.state === 'ACTIVE') return toSnapshot(record);
       if (record.state === 'CREATING') return completeCreation(deps, record, req);
       throw conflict('CREATION_SUPERSEDED', `creation ${req.creationOperationId} made incarnation ${record.incarnation}, which is now ${record.state}`, {
         state: record.state,
@@ -117,7 +118,7 @@ async function reclaimOrRefuse(deps: CreateDeps, record: LifecycleRecord, req: C
   return null;
 }
 
-async function completeCreation(deps: CreateDeps, reservation: LifecycleRecord, req: CreateRequest): Promise<SessionView> {
+async function completeCreation(deps: CreateDeps, reservation: LifecycleRecord, req: CreateRequest): Promise<SessionSnapshot> {
   const { repo, faults, metrics } = deps;
   const key = req.session;
   await faults.hit('create.before-import-finalization');
@@ -149,7 +150,7 @@ async function completeCreation(deps: CreateDeps, reservation: LifecycleRecord, 
   await faults.hit('create.after-session-commit');
   const active = await activate(deps, reservation, receipt);
   await faults.hit('create.after-activation');
-  return toView(active);
+  return toSnapshot(active);
 }
 
 async function activate(deps: CreateDeps, reservation: LifecycleRecord, receipt: { incarnation: number; operationId: string; digest: string }): Promise<LifecycleRecord> {

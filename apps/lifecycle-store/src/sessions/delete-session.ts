@@ -1,8 +1,8 @@
-import type { SessionKey, SessionView } from '@apphost/contracts';
+import type { SessionKey, SessionSnapshot } from '@apphost/contracts';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
 import { cascadePlan, driveCascade, type CascadeDeps } from './cascade-driver';
-import { conflict, failedPrecondition, notFound, toView } from './views';
+import { conflict, failedPrecondition, notFound, toSnapshot } from './replies';
 
 export interface DeleteDeps extends CascadeDeps {
   metrics: LifecycleMetrics;
@@ -14,14 +14,14 @@ export interface DeleteDeps extends CascadeDeps {
  * update without a read, else read-then-CAS — then the cascade driver. Idempotent: DELETING resumes, DELETED answers
  * as is. CREATING cannot be deleted (FAILED_PRECONDITION).
  */
-export async function deleteSession(deps: DeleteDeps, req: { session: SessionKey; expectedIncarnation?: number }): Promise<SessionView> {
+export async function deleteSession(deps: DeleteDeps, req: { session: SessionKey; expectedIncarnation?: number }): Promise<SessionSnapshot> {
   // The common case is an ACTIVE session: move it to DELETING straight away (guarded by state and the expected
   // incarnation) instead of reading first; a miss wrote nothing, and the read-then-CAS loop answers from what is there.
   const deleting = await deps.repo.beginDeletionIfActive(req.session, req.expectedIncarnation ?? null, cascadePlan(deps.participants));
   if (deleting) {
     deps.metrics.transitions.inc({ transition: 'begin-delete', outcome: 'ok' });
     await deps.faults.hit('delete.after-deleting');
-    return toView(await driveCascade(deps, deleting));
+    return toSnapshot(await driveCascade(deps, deleting));
   }
   for (let attempt = 0; attempt < 5; attempt++) {
     const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
@@ -34,17 +34,17 @@ export async function deleteSession(deps: DeleteDeps, req: { session: SessionKey
     }
     switch (record.state) {
       case 'DELETED':
-        return toView(record);
+        return toSnapshot(record);
       case 'CREATING':
         throw failedPrecondition('SESSION_CREATING', `session ${req.session.sessionId} is still being created`, { incarnation: record.incarnation });
       case 'DELETING':
-        return toView(await driveCascade(deps, record));
+        return toSnapshot(await driveCascade(deps, record));
       case 'ACTIVE': {
         const deleting = await deps.repo.beginDeletion(req.session, record.incarnation, record.version, cascadePlan(deps.participants));
         deps.metrics.transitions.inc({ transition: 'begin-delete', outcome: deleting ? 'ok' : 'lost' });
         if (!deleting) continue;
         await deps.faults.hit('delete.after-deleting');
-        return toView(await driveCascade(deps, deleting));
+        return toSnapshot(await driveCascade(deps, deleting));
       }
     }
   }

@@ -1,6 +1,6 @@
 import { LifecycleAppendEvents, LifecycleCreateSession, LifecycleDeleteSession, LifecycleGetSession, LifecycleListEvents, type LedgerEventInput } from '@apphost/contracts';
 import { describeOnPostgres, latch } from '@apphost/testing';
-import type { LifecycleFaultPoint } from '../faults';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import { CascadeCallLog, LifecycleHarness, participantName, TestParticipant } from '../testing/lifecycle-harness';
 
 const note = (text: string): LedgerEventInput => ({ author: 'agent', content: { parts: [{ text }] } });

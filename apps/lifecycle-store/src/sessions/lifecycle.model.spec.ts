@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { AppHostError, LifecycleAppendEvents, LifecycleCreateSession, LifecycleDeleteSession, LifecycleGetSession, type SessionKey } from '@apphost/contracts';
 import { describeOnPostgres } from '@apphost/testing';
-import type { LifecycleFaultPoint } from '../faults';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import { LifecycleHarness } from '../testing/lifecycle-harness';
 
 /**

@@ -1,23 +1,23 @@
 import type { BusClient } from '@apphost/bus';
-import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, SessionView } from '@apphost/contracts';
-import type { Logger } from '@apphost/runtime';
+import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, SessionSnapshot } from '@apphost/contracts';
+import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { LifecycleConfig } from '../config';
 import type { EventLedgerRepository } from '../events/event-ledger.repository';
 import { appendEvents, listEvents } from '../events/events.service';
-import type { LifecycleFaults } from '../faults';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
 import { driveCascade } from './cascade-driver';
 import { createSession, recoverCreation, type CreateRequest } from './create-session';
 import { deleteSession } from './delete-session';
 import type { LifecycleRepository } from './lifecycle.repository';
-import { notFound, toView } from './views';
+import { notFound, toSnapshot } from './replies';
 
 export interface LifecycleServiceDeps {
   repo: LifecycleRepository;
   ledger: EventLedgerRepository;
   bus: BusClient;
-  faults: LifecycleFaults;
+  faults: FaultPoints<LifecycleFaultPoint>;
   metrics: LifecycleMetrics;
   logger: Logger;
   config: LifecycleConfig;
@@ -29,17 +29,17 @@ const RECOVERY_BATCH = 1000;
 export class LifecycleService {
   constructor(private readonly deps: LifecycleServiceDeps) {}
 
-  create(req: CreateRequest): Promise<SessionView> {
+  create(req: CreateRequest): Promise<SessionSnapshot> {
     return createSession({ ...this.deps, leaseMs: this.deps.config.LIFECYCLE_CREATING_LEASE_MS }, req);
   }
 
-  async get(session: SessionKey): Promise<SessionView> {
+  async get(session: SessionKey): Promise<SessionSnapshot> {
     const record = await loadOrAdopt(this.deps.repo, this.deps.metrics, session);
     if (!record) throw notFound(session);
-    return toView(record);
+    return toSnapshot(record);
   }
 
-  delete(req: { session: SessionKey; expectedIncarnation?: number }): Promise<SessionView> {
+  delete(req: { session: SessionKey; expectedIncarnation?: number }): Promise<SessionSnapshot> {
     return deleteSession(this.cascadeDeps(), req);
   }
 

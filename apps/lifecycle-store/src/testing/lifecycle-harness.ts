@@ -3,8 +3,9 @@ import { Client } from 'pg';
 import pino from 'pino';
 import { BusServer, NatsTransport } from '@apphost/bus';
 import { AppHostError, cascadeParticipantContract, type CascadeOperation, type SessionKey } from '@apphost/contracts';
-import { bootService, dropSchemasWithPrefix, latch, TEST_NATS_URL, uniquePrefix, type Latch, type PostgresTarget, type ServiceUnderTest, connectTestTransport } from '@apphost/testing';
-import { LifecycleFaults } from '../faults';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
+import { bootService, connectTestTransport, dropSchemasWithPrefix, latch, TEST_NATS_URL, uniquePrefix, type Latch, type PostgresTarget, type ServiceUnderTest } from '@apphost/testing';
+import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import { LifecycleRecovery } from '../lifecycle.module';
 import { lifecycleStoreService } from '../service';
 
@@ -113,8 +114,8 @@ export class LifecycleHarness {
     return this.service.client;
   }
 
-  get faults(): LifecycleFaults {
-    return this.service.running.app.get(LifecycleFaults);
+  get faults(): FaultPoints<LifecycleFaultPoint> {
+    return this.service.running.app.get<FaultPoints<LifecycleFaultPoint>>(FAULT_POINTS);
   }
 
   async start(env: Record<string, string> = {}): Promise<void> {

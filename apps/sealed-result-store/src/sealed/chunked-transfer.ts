@@ -1,4 +1,4 @@
-import { AppHostError } from '@apphost/contracts';
+import { AppHostError, SealedReasons } from '@apphost/contracts';
 
 /** Chunk arithmetic and assembly for envelopes that do not fit one bus message. Pure: no I/O. */
 
@@ -31,7 +31,7 @@ export function encodeChunk(bytes: Buffer): string {
 export function assembleChunks(chunks: { index: number; data: Buffer }[], totalBytes: number, chunkBytes: number): Buffer {
   const count = chunkCountOf(totalBytes, chunkBytes);
   const incomplete = (why: string) =>
-    new AppHostError('FAILED_PRECONDITION', `the upload is incomplete: ${why}`, { details: { reason: 'UPLOAD_INCOMPLETE', expectedChunks: count, received: chunks.length } });
+    new AppHostError('FAILED_PRECONDITION', `the upload is incomplete: ${why}`, { details: SealedReasons.details('UPLOAD_INCOMPLETE', { expectedChunks: count, received: chunks.length }) });
   if (chunks.length !== count) throw incomplete(`${chunks.length} of ${count} chunks staged`);
   chunks.forEach((c, i) => {
     if (c.index !== i) throw incomplete(`chunk ${i} is missing`);
@@ -46,11 +46,11 @@ export function parseAssembledJson(bytes: Buffer): unknown {
   try {
     text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
-    throw new AppHostError('INVALID_ARGUMENT', 'the uploaded envelope is not valid UTF-8', { details: { reason: 'ENVELOPE_INVALID' } });
+    throw new AppHostError('INVALID_ARGUMENT', 'the uploaded envelope is not valid UTF-8', { details: SealedReasons.details('ENVELOPE_INVALID') });
   }
   try {
     return JSON.parse(text);
   } catch {
-    throw new AppHostError('INVALID_ARGUMENT', 'the uploaded envelope is not valid JSON', { details: { reason: 'ENVELOPE_INVALID' } });
+    throw new AppHostError('INVALID_ARGUMENT', 'the uploaded envelope is not valid JSON', { details: SealedReasons.details('ENVELOPE_INVALID') });
   }
 }

@@ -178,7 +178,7 @@ describeOnPostgres('sealed-result-store', (target) => {
     it('crash after the store write: the orphan stays PENDING, GC collects it, and a late commit fails typed', async () => {
       const session = newSession();
       const scope = scopeOf(session, 1, uid('fc'));
-      store.faults.arm('create:after-store-write');
+      store.faults.arm('create.after-store-write');
       const crashed = await expectAppError(store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId), pendingTtlMs: 0 }), 'INTERNAL');
       expect(crashed.message).toBe('internal error');
       const { rows } = await store.pg.query(`SELECT record_id, state FROM "${store.schema}".sealed_records WHERE session_id = $1`, [session.sessionId]);
@@ -194,7 +194,7 @@ describeOnPostgres('sealed-result-store', (target) => {
       const envelope = envelopeFor(scope.functionCallId);
       const created = await store.client.create({ scope, operationInstanceId: uid('op'), envelope, pendingTtlMs: 0 });
       const eventId = uid('evt'); // the event carrying the reference was appended by the lifecycle-store
-      store.faults.arm('commit:before-write'); // … and the coordinator died before its commit landed
+      store.faults.arm('commit.before-write'); // … and the coordinator died before its commit landed
       await expectAppError(store.service.client.request(SealedCommit, { key: keyOf(scope, eventId, created.ref.recordId) }), 'INTERNAL');
       expect((await store.recordRow(created.ref.recordId))?.state).toBe('PENDING');
       const resolved = await store.client.resolve(keyOf(scope, eventId, created.ref.recordId));
@@ -272,8 +272,8 @@ describeOnPostgres('sealed-result-store', (target) => {
       const key = keyOf(scope, uid('evt'), created.ref.recordId);
       const held = latch();
       const landed = latch();
-      store.faults.arm('commit:before-write', () => held.promise);
-      store.faults.arm('commit:after-write', () => landed.release());
+      store.faults.arm('commit.before-write', () => held.promise);
+      store.faults.arm('commit.after-write', () => landed.release());
       const timedOut = await expectAppError(store.service.client.request(SealedCommit, { key }, { timeoutMs: 300 }), 'OUTCOME_UNKNOWN');
       expect(timedOut.retryable).toBe(false);
       expect((await store.recordRow(created.ref.recordId))?.state).toBe('PENDING');
@@ -415,7 +415,7 @@ describeOnPostgres('sealed-result-store', (target) => {
     async function raceRound<G, C>(mode: RaceMode, gc: () => Promise<G>, commit: () => Promise<C>): Promise<[PromiseSettledResult<G>, PromiseSettledResult<C>]> {
       if (mode === 'free') return Promise.all([settle(gc()), settle(commit())]);
       const held = latch();
-      const heldPoint = mode === 'commit-first' ? 'gc:before-delete' : 'commit:before-write';
+      const heldPoint = mode === 'commit-first' ? 'gc.before-delete' : 'commit.before-write';
       store.faults.arm(heldPoint, () => held.promise);
       const gcRun = settle(gc());
       const commitRun = settle(commit());

@@ -2,6 +2,7 @@ import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@ne
 import { canonicalize } from '@apphost/canonical-json';
 import {
   AppHostError,
+  SealedReasons,
   invalidArgument,
   SEALED_ENVELOPE_SCHEMA_VERSION,
   sealedEnvelopeSchema,
@@ -20,12 +21,12 @@ import {
   type SealedResolveResponse,
   type SessionKey,
 } from '@apphost/contracts';
-import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
+import { FAULT_POINTS, SERVICE_CONTEXT, type FaultPoints, type ServiceContext } from '@apphost/runtime';
 import { assembleChunks, chunkCountOf, decodeChunk, encodeChunk, parseAssembledJson, sliceChunk } from './chunked-transfer';
 import type { SealedConfig } from './sealed.config';
+import type { SealedFaultPoint } from './sealed.faults';
 import { randomId } from './random-id';
 import { chunkDigest, chunkDigests, sameDigest, sealedDigest } from './sealed-digest';
-import { SealedFaults } from './sealed-faults';
 import { SealedRecordsRepository, type ExistingRecord, type RecordKeyParams } from './sealed-records.repository';
 import type { SealedStore } from './sealed-store';
 import { SEALED_CONFIG, SEALED_STORE } from './sealed.tokens';
@@ -35,10 +36,10 @@ export const SEALED_NOT_FOUND_MESSAGE = 'no sealed record matches this key';
 
 const notFound = () => new AppHostError('NOT_FOUND', SEALED_NOT_FOUND_MESSAGE);
 const stale = (incarnation: number) =>
-  new AppHostError('FAILED_PRECONDITION', `incarnation ${incarnation} of this session is no longer live`, { details: { reason: 'STALE_INCARNATION', incarnation } });
+  new AppHostError('FAILED_PRECONDITION', `incarnation ${incarnation} of this session is no longer live`, { details: SealedReasons.details('STALE_INCARNATION', { incarnation }) });
 const dataLoss = () =>
-  new AppHostError('DATA_LOSS', 'the sealed record failed digest verification; nothing was released', { details: { reason: 'DIGEST_MISMATCH' } });
-const uploadNotFound = () => new AppHostError('NOT_FOUND', 'no live upload with this id', { details: { reason: 'UPLOAD_NOT_FOUND' } });
+  new AppHostError('DATA_LOSS', 'the sealed record failed digest verification; nothing was released', { details: SealedReasons.details('DIGEST_MISMATCH') });
+const uploadNotFound = () => new AppHostError('NOT_FOUND', 'no live upload with this id', { details: SealedReasons.details('UPLOAD_NOT_FOUND') });
 
 /**
  * The sealed-result store's domain: immutable create keyed by operation instance, PENDING → COMMITTED,
@@ -54,7 +55,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
   constructor(
     @Inject(SEALED_STORE) private readonly store: SealedStore,
     @Inject(SEALED_CONFIG) readonly config: SealedConfig,
-    readonly faults: SealedFaults,
+    @Inject(FAULT_POINTS) readonly faults: FaultPoints<SealedFaultPoint>,
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {
     this.repository = new SealedRecordsRepository(store.database);
@@ -76,7 +77,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     if (!expected) return;
     if (expected.namespace !== this.store.namespace || expected.revision !== this.store.revision) {
       throw new AppHostError('FAILED_PRECONDITION', 'this sealed store is not the store the caller expects (namespace or revision differ)', {
-        details: { reason: 'STORE_MISMATCH', namespace: this.store.namespace, revision: this.store.revision },
+        details: SealedReasons.details('STORE_MISMATCH', { namespace: this.store.namespace, revision: this.store.revision }),
       });
     }
   }
@@ -91,7 +92,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     const { chunkBytes, maxBytes } = this.config;
     if (request.totalBytes > maxBytes) {
       throw new AppHostError('PAYLOAD_TOO_LARGE', `an envelope of ${request.totalBytes} bytes exceeds the store limit of ${maxBytes}`, {
-        details: { reason: 'max-bytes', bytes: request.totalBytes, limit: maxBytes },
+        details: SealedReasons.details('max-bytes', { bytes: request.totalBytes, limit: maxBytes }),
       });
     }
     const uploadId = randomId();
@@ -119,22 +120,22 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     const data = decodeChunk(request.data);
     const reply = { uploadId: request.uploadId, index: request.index };
     if (await this.repository.putChunk(request.uploadId, request.index, data)) {
-      await this.faults.hit('chunk:after-write');
+      await this.faults.hit('chunk.after-write');
       return reply;
     }
     const why = await this.repository.diagnoseChunk(request.uploadId, request.index, data);
     if (!why || !why.live) throw uploadNotFound();
     if (request.index >= why.chunkCount) {
       throw new AppHostError('INVALID_ARGUMENT', `chunk ${request.index} is outside this upload (${why.chunkCount} chunks)`, {
-        details: { reason: 'CHUNK_OUT_OF_RANGE', chunkCount: why.chunkCount },
+        details: SealedReasons.details('CHUNK_OUT_OF_RANGE', { chunkCount: why.chunkCount }),
       });
     }
     if (why.staged) {
       if (why.same) return reply; // an idempotent repeat
-      throw new AppHostError('CONFLICT', `chunk ${request.index} was already staged with other bytes`, { details: { reason: 'CHUNK_CONFLICT' } });
+      throw new AppHostError('CONFLICT', `chunk ${request.index} was already staged with other bytes`, { details: SealedReasons.details('CHUNK_CONFLICT') });
     }
     throw new AppHostError('INVALID_ARGUMENT', `chunk ${request.index} must be ${why.expectedBytes} bytes, got ${data.length}`, {
-      details: { reason: 'CHUNK_SIZE', expectedBytes: why.expectedBytes },
+      details: SealedReasons.details('CHUNK_SIZE', { expectedBytes: why.expectedBytes }),
     });
   }
 
@@ -154,18 +155,18 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
 
   async commit(key: SealedRecordKey, expected: ExpectedStore | undefined): Promise<SealedCommitResponse> {
     this.checkStore(expected);
-    await this.faults.hit('commit:before-write');
+    await this.faults.hit('commit.before-write');
     const params = keyParams(key);
     const committed = await this.repository.commit(params);
     if (!committed) {
       const why = await this.repository.diagnoseCommit(params);
       if (why.minLive !== null && why.minLive > key.incarnation) throw stale(key.incarnation);
       if (why.state === 'COMMITTED' && why.eventId !== key.eventId) {
-        throw new AppHostError('CONFLICT', 'the record is already committed to another event', { details: { reason: 'EVENT_CONFLICT' } });
+        throw new AppHostError('CONFLICT', 'the record is already committed to another event', { details: SealedReasons.details('EVENT_CONFLICT') });
       }
       throw notFound();
     }
-    await this.faults.hit('commit:after-write');
+    await this.faults.hit('commit.after-write');
     return { ref: { recordId: key.recordId, schemaVersion: committed.schemaVersion }, state: 'COMMITTED', eventId: key.eventId };
   }
 
@@ -183,7 +184,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
       this.context.logger.error({ recordId: key.recordId, reason: 'DIGEST_MISMATCH' }, 'sealed record failed verification');
       throw dataLoss();
     }
-    await this.faults.hit('resolve:before-release');
+    await this.faults.hit('resolve.before-release');
     const ref = { recordId: key.recordId, schemaVersion: record.schemaVersion };
     if (record.sizeBytes <= this.config.inlineMaxBytes) {
       return { transfer: 'inline', ref, envelope: JSON.parse(record.text ?? record.body.toString('utf8')) as SealedEnvelope };
@@ -206,7 +207,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     if (!record) throw notFound();
     if (!record.part || !record.chunkDigest) {
       const chunkCount = chunkCountOf(record.sizeBytes, record.chunkBytes);
-      throw new AppHostError('INVALID_ARGUMENT', `chunk ${index} is outside this record (${chunkCount} chunks)`, { details: { reason: 'CHUNK_OUT_OF_RANGE', chunkCount } });
+      throw new AppHostError('INVALID_ARGUMENT', `chunk ${index} is outside this record (${chunkCount} chunks)`, { details: SealedReasons.details('CHUNK_OUT_OF_RANGE', { chunkCount }) });
     }
     if (!sameDigest(chunkDigest(record.part), record.chunkDigest)) {
       this.context.logger.error({ recordId: key.recordId, chunk: index, reason: 'DIGEST_MISMATCH' }, 'sealed record chunk failed verification');
@@ -216,7 +217,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
   }
 
   async gc(limit = this.config.gcBatch): Promise<{ deletedRecords: number; deletedUploads: number }> {
-    await this.faults.hit('gc:before-delete');
+    await this.faults.hit('gc.before-delete');
     const deletedRecords = await this.repository.collectExpired(limit);
     const deletedUploads = await this.repository.collectExpiredUploads(limit);
     if (deletedRecords || deletedUploads) this.context.logger.info({ deletedRecords, deletedUploads }, 'sealed store GC');
@@ -240,7 +241,7 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
    */
   private async seal(scope: SealedCreateScope, operationInstanceId: string, envelope: SealedEnvelope, pendingTtlMs: number | undefined): Promise<SealedCreateResponse> {
     if (envelope.refresh.correlation.functionCallId !== scope.functionCallId) {
-      throw new AppHostError('INVALID_ARGUMENT', 'the refresh record belongs to another function call than the scope', { details: { reason: 'CORRELATION_MISMATCH' } });
+      throw new AppHostError('INVALID_ARGUMENT', 'the refresh record belongs to another function call than the scope', { details: SealedReasons.details('CORRELATION_MISMATCH') });
     }
     const body = Buffer.from(canonicalize(envelope, { maxBytes: this.config.maxBytes, maxDepth: this.config.maxDepth }), 'utf8');
     const digest = sealedDigest(body);
@@ -260,14 +261,14 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     // A winner deleted (GC, purge) between our conflict and the read-back is rare; insert again a bounded number of times.
     for (let attempt = 0; attempt < 3; attempt++) {
       if (await this.repository.insertRecord(record)) {
-        await this.faults.hit('create:after-store-write');
+        await this.faults.hit('create.after-store-write');
         return { ref: { recordId: record.recordId, schemaVersion: record.schemaVersion }, state: 'PENDING', created: true };
       }
       const { minLive, existing } = await this.repository.findCreateConflict(scope.session, operationInstanceId);
       if (minLive !== null && minLive > scope.incarnation) throw stale(scope.incarnation);
       if (!existing) continue;
       if (!sameScope(existing, scope) || existing.schemaVersion !== record.schemaVersion || !sameDigest(existing.digest, digest)) {
-        throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', { details: { reason: 'OPERATION_INSTANCE_CONFLICT' } });
+        throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', { details: SealedReasons.details('OPERATION_INSTANCE_CONFLICT') });
       }
       return { ref: { recordId: existing.recordId, schemaVersion: existing.schemaVersion }, state: existing.state, created: false };
     }

@@ -1,4 +1,4 @@
-import { AppHostError, type StoreReport } from '@apphost/contracts';
+import { AppHostError, SealedReasons, type StoreReport } from '@apphost/contracts';
 import type { ServiceDatabase } from '@apphost/persistence';
 import { openPostgresStore, type ServiceContext, type StoreHandle } from '@apphost/runtime';
 import { SEALED_RECORDS_REVISION, SealedRecords1767225600000 } from '../migrations/1767225600000-sealed-records';
@@ -26,7 +26,7 @@ export class SealedStore implements StoreHandle {
       const revision = rows[0]?.revision;
       if (revision !== SEALED_STORE_REVISION) {
         throw new AppHostError('FAILED_PRECONDITION', `sealed store ${database.schema} is at revision ${String(revision)}; this build serves revision ${SEALED_STORE_REVISION}`, {
-          details: { reason: 'STORE_MISMATCH', schema: database.schema },
+          details: SealedReasons.details('STORE_MISMATCH', { schema: database.schema }),
         });
       }
       return new SealedStore(database, revision);

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
+import { FAULT_POINTS, FaultPoints } from '@apphost/runtime';
 import type { SealedConfig } from './sealed.config';
-import { SealedFaults } from './sealed-faults';
+import type { SealedFaultPoint } from './sealed.faults';
 import { SealedResultHandlers } from './sealed-result.handlers';
 import { SealedResultService } from './sealed-result.service';
 import type { SealedStore } from './sealed-store';
@@ -14,11 +15,11 @@ export class SealedModule {
       providers: [
         { provide: SEALED_STORE, useValue: store },
         { provide: SEALED_CONFIG, useValue: config },
-        SealedFaults,
+        { provide: FAULT_POINTS, useValue: new FaultPoints<SealedFaultPoint>() },
         SealedResultService,
         SealedResultHandlers,
       ],
-      exports: [SealedResultService, SealedFaults],
+      exports: [SealedResultService, FAULT_POINTS],
     };
   }
 }

@@ -1,9 +1,10 @@
 import { Client } from 'pg';
 import type { SessionKey } from '@apphost/contracts';
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { SealedResultClient } from '@apphost/sealed-results';
 import { bootService, type ServiceUnderTest } from '@apphost/testing';
-import { SealedFaults } from '../sealed/sealed-faults';
 import { SealedResultService } from '../sealed/sealed-result.service';
+import type { SealedFaultPoint } from '../sealed/sealed.faults';
 import { sealedResultStoreService } from '../service';
 
 /** One booted store under test: bus client, protocol client, the in-process domain service, and a raw pg peek. */
@@ -11,7 +12,7 @@ export interface SealedUnderTest {
   service: ServiceUnderTest;
   client: SealedResultClient;
   domain: SealedResultService;
-  faults: SealedFaults;
+  faults: FaultPoints<SealedFaultPoint>;
   pg: Client;
   schema: string;
   stop(): Promise<void>;
@@ -30,7 +31,7 @@ export async function bootSealed(url: string, prefix: string, env: Record<string
     service,
     client: new SealedResultClient(service.client, { timeoutMs: 20_000 }),
     domain,
-    faults: service.running.app.get(SealedFaults),
+    faults: service.running.app.get<FaultPoints<SealedFaultPoint>>(FAULT_POINTS),
     pg,
     schema,
     stop: async () => {

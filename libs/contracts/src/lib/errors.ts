@@ -104,3 +104,31 @@ export function describeIssues(error: z.ZodError): { path: string; message: stri
 export function invalidArgument(what: string, error: z.ZodError): AppHostError {
   return new AppHostError('INVALID_ARGUMENT', `${what} is invalid`, { details: { issues: describeIssues(error) } });
 }
+
+/**
+ * A service's closed set of `details.reason` values (declared in `services/<service>/reasons.ts`). `schema` parses a
+ * reason and rejects any other string; `details(reason, extra)` is the one way a throw site builds `details`, so only
+ * a declared reason compiles; `of(error)` reads the reason back from a caught error. The wire form stays
+ * `details: { reason, ...extra }`.
+ */
+export function defineReasons<const R extends readonly [string, ...string[]]>(values: R) {
+  type Reason = R[number];
+  const schema = z.enum(values);
+  return {
+    values,
+    schema,
+    details<D extends Record<string, unknown>>(reason: Reason, extra?: D): { reason: Reason } & Omit<D, 'reason'> {
+      const details: Record<string, unknown> = { reason, ...extra };
+      details['reason'] = reason;
+      return details as { reason: Reason } & Omit<D, 'reason'>;
+    },
+    of(error: unknown): Reason | undefined {
+      if (!(error instanceof AppHostError)) return undefined;
+      const parsed = schema.safeParse(error.details?.['reason']);
+      return parsed.success ? (parsed.data as Reason) : undefined;
+    },
+  };
+}
+
+/** The reason type of a `defineReasons` set. */
+export type ReasonOf<S extends { values: readonly string[] }> = S['values'][number];

@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport, isInputRequiredResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { AppHostError } from '@apphost/contracts';
+import { AppHostError, ConnectionReasons } from '@apphost/contracts';
 import { buildClientCapabilities, type AdvertisedCapabilities, type ConnectionClass } from './capabilities';
 import { APP_MIME_TYPE } from './constants';
 import { MCP_REASONS, toAppHostError } from './errors';
@@ -93,7 +93,7 @@ export class McpConnection {
       await transport.close().catch(() => undefined);
       const typed = toAppHostError(error, 'connect');
       throw new AppHostError(typed.code === 'DEADLINE_EXCEEDED' ? 'DEADLINE_EXCEEDED' : 'UNAVAILABLE', `could not connect to the MCP server: ${typed.message}`, {
-        details: { reason: MCP_REASONS.connectFailed },
+        details: ConnectionReasons.details(MCP_REASONS.connectFailed),
       });
     }
     return connection;
@@ -135,7 +135,7 @@ export class McpConnection {
     this.assertOpen('tools/call');
     const continuation = input.continuation;
     if (continuation && this.connectionClass === 'app-safe') {
-      throw new AppHostError('FAILED_PRECONDITION', 'an app-safe connection never answers input requests', { details: { reason: MCP_REASONS.inputRequiredDenied } });
+      throw new AppHostError('FAILED_PRECONDITION', 'an app-safe connection never answers input requests', { details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied) });
     }
     if (continuation) this.flows.continue(continuation.flowId, input.name, continuation.requestState);
     const params: Record<string, unknown> = { name: input.name, arguments: input.arguments ?? {} };
@@ -173,13 +173,13 @@ export class McpConnection {
       gateOpen = false;
     } catch (error) {
       if (options.signal?.aborted) {
-        throw new AppHostError('FAILED_PRECONDITION', 'the tool call was cancelled', { details: { reason: MCP_REASONS.cancelled } });
+        throw new AppHostError('FAILED_PRECONDITION', 'the tool call was cancelled', { details: ConnectionReasons.details(MCP_REASONS.cancelled) });
       }
       throw toAppHostError(error, 'tools/call');
     }
     if (isInputRequiredResult(result as never) || result['resultType'] === 'input_required') {
       if (this.connectionClass === 'app-safe') {
-        throw new AppHostError('FAILED_PRECONDITION', 'the server asked for input on an app-safe connection', { details: { reason: MCP_REASONS.inputRequiredDenied } });
+        throw new AppHostError('FAILED_PRECONDITION', 'the server asked for input on an app-safe connection', { details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied) });
       }
       return this.flows.open(input.name, continuation?.flowId, (result['inputRequests'] as Record<string, unknown>) ?? {}, result['requestState'] as string | undefined);
     }
@@ -225,7 +225,7 @@ export class McpConnection {
 
   private assertOpen(operation: string): void {
     if (this.closedReason !== undefined) {
-      throw new AppHostError('FAILED_PRECONDITION', `the MCP connection is closed (${operation})`, { details: { reason: MCP_REASONS.connectionClosed } });
+      throw new AppHostError('FAILED_PRECONDITION', `the MCP connection is closed (${operation})`, { details: ConnectionReasons.details(MCP_REASONS.connectionClosed) });
     }
   }
 }

@@ -1,5 +1,5 @@
 import type { BusClient } from '@apphost/bus';
-import { AppHostError, CONNECTION_GENERATION_GONE, type BusContract, type RequestOf, type ResponseOf } from '@apphost/contracts';
+import { AppHostError, CONNECTION_GENERATION_GONE, ConnectionReasons, type BusContract, type RequestOf, type ResponseOf } from '@apphost/contracts';
 
 /** What a caller holds to address a connection generation (the registry's `acquire-generation` answer). */
 export interface GenerationAddress {
@@ -26,7 +26,7 @@ export async function requestOnGeneration<C extends BusContract>(
   } catch (error) {
     if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message)) {
       throw new AppHostError('FAILED_PRECONDITION', `connection generation ${address.generationId} is gone: its owner ${address.ownerInstanceId} is not running`, {
-        details: { reason: CONNECTION_GENERATION_GONE, generationId: address.generationId, why: 'OWNER_GONE' },
+        details: ConnectionReasons.details(CONNECTION_GENERATION_GONE, { generationId: address.generationId, why: 'OWNER_GONE' }),
       });
     }
     throw error;

@@ -1,4 +1,4 @@
-import { AppHostError } from '@apphost/contracts';
+import { AppHostError, ConnectionReasons, type ConnectionReason } from '@apphost/contracts';
 
 /** Bounds of one discovery walk: any violation denies the whole listing (no partial catalog). */
 export interface DiscoveryBounds {
@@ -23,8 +23,8 @@ export interface Walked<T> {
   bytes: number;
 }
 
-const deny = (reason: string, message: string, details: Record<string, unknown> = {}) =>
-  new AppHostError(reason === 'DISCOVERY_TIMEOUT' ? 'DEADLINE_EXCEEDED' : 'RESOURCE_EXHAUSTED', message, { retryable: false, details: { reason, ...details } });
+const deny = (reason: ConnectionReason, message: string, details: Record<string, unknown> = {}) =>
+  new AppHostError(reason === 'DISCOVERY_TIMEOUT' ? 'DEADLINE_EXCEEDED' : 'RESOURCE_EXHAUSTED', message, { retryable: false, details: ConnectionReasons.details(reason, details) });
 
 /**
  * Walks a paginated list within `bounds`. `fetchPage` gets the cursor and the time left (its own request

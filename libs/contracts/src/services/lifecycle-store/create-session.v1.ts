@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
 import { incarnationSchema, sessionKeySchema } from '../../lib/values';
-import { creationOperationIdSchema, ledgerEventInputSchema, sessionViewSchema } from './values';
+import { creationOperationIdSchema, ledgerEventInputSchema, sessionSnapshotSchema } from './values';
 
 /**
  * `apphost.lifecycle-store.create-session.v1`: the fenced create. Reserves `CREATING(n)` by compare-and-set from
@@ -27,6 +27,6 @@ export const LifecycleCreateSession = defineContract({
       reclaim: z.boolean().optional(),
     })
     .strict(),
-  response: sessionViewSchema,
+  response: sessionSnapshotSchema,
   errors: ['INVALID_ARGUMENT', 'CONFLICT', 'FAILED_PRECONDITION'],
 });

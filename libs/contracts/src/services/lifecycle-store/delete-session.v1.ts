@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
 import { incarnationSchema, sessionKeySchema } from '../../lib/values';
-import { sessionViewSchema } from './values';
+import { sessionSnapshotSchema } from './values';
 
 /**
  * `apphost.lifecycle-store.delete-session.v1`: CAS to `DELETING(n)`, then the cascade (each participant's `revoke`,
@@ -14,6 +14,6 @@ export const LifecycleDeleteSession = defineContract({
   operation: 'delete-session',
   version: 1,
   request: z.object({ session: sessionKeySchema, expectedIncarnation: incarnationSchema.optional() }).strict(),
-  response: sessionViewSchema,
+  response: sessionSnapshotSchema,
   errors: ['NOT_FOUND', 'FAILED_PRECONDITION', 'CONFLICT', 'UNAVAILABLE'],
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
 import { sessionKeySchema } from '../../lib/values';
-import { sessionViewSchema } from './values';
+import { sessionSnapshotSchema } from './values';
 
 /** `apphost.lifecycle-store.get-session.v1`: the lifecycle record; a legacy session row is adopted as `ACTIVE(1)` on first touch. */
 export const LifecycleGetSession = defineContract({
@@ -9,6 +9,6 @@ export const LifecycleGetSession = defineContract({
   operation: 'get-session',
   version: 1,
   request: z.object({ session: sessionKeySchema }).strict(),
-  response: sessionViewSchema,
+  response: sessionSnapshotSchema,
   errors: ['NOT_FOUND'],
 });

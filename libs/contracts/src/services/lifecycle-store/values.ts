@@ -38,7 +38,7 @@ export const cascadeProgressSchema = z
 export type CascadeProgress = z.infer<typeof cascadeProgressSchema>;
 
 /** What every lifecycle operation returns: the record as committed. Never receipts, digests or fence tokens. */
-export const sessionViewSchema = z
+export const sessionSnapshotSchema = z
   .object({
     session: sessionKeySchema,
     incarnation: incarnationSchema,
@@ -50,7 +50,7 @@ export const sessionViewSchema = z
     cascade: cascadeProgressSchema.nullable(),
   })
   .strict();
-export type SessionView = z.infer<typeof sessionViewSchema>;
+export type SessionSnapshot = z.infer<typeof sessionSnapshotSchema>;
 
 // ---------------------------------------------------------------------------------------------------------------
 // Event ledger

@@ -115,19 +115,3 @@ export type SealedCreateResponse = z.infer<typeof sealedCreateResponseSchema>;
 /** A chunk of canonical envelope bytes on the wire. */
 export const sealedChunkDataSchema = z.base64().max(Math.ceil(SEALED_CHUNK_BYTES / 3) * 4);
 
-/** Why a sealed-store call failed, in `details.reason` (codes stay the closed error union). */
-export const SEALED_FAILURE_REASONS = [
-  'STALE_INCARNATION',
-  'STORE_MISMATCH',
-  'DIGEST_MISMATCH',
-  'OPERATION_INSTANCE_CONFLICT',
-  'EVENT_CONFLICT',
-  'CORRELATION_MISMATCH',
-  'UPLOAD_NOT_FOUND',
-  'UPLOAD_INCOMPLETE',
-  'CHUNK_CONFLICT',
-  'CHUNK_OUT_OF_RANGE',
-  'CHUNK_SIZE',
-  'ENVELOPE_INVALID',
-] as const;
-export type SealedFailureReason = (typeof SEALED_FAILURE_REASONS)[number];

@@ -11,8 +11,8 @@ import {
 import type { Logger } from '@apphost/runtime';
 import { CONFIRMATION_REQUIRED_MESSAGE, ConfirmationGate, requestConfirmationCall } from '../confirmation/confirmation-gate';
 import { batchEvent, mixedBatchEvent, planCalls } from './batch-plan';
-import { BATCH_LOGGER } from './batch.tokens';
-import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from './call-pipeline';
+import { BATCH_LOGGER } from '../governed.tokens';
+import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../calls/call-pipeline';
 
 type RunRequest = ParsedRequestOf<typeof GovernedRunToolBatch>;
 

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalize } from '@apphost/canonical-json';
-import { AppHostError, type EventWidget, type LedgerEventInput, type ToolBatchFunctionResponse } from '@apphost/contracts';
+import { AppHostError, GovernedReasons, type EventWidget, type LedgerEventInput, type ToolBatchFunctionResponse } from '@apphost/contracts';
 
 /** A call of the batch after admission-time normalization: its id is always set, order is the model's emission order. */
 export interface PlannedCall {
@@ -23,7 +23,7 @@ export function planCalls(invocationId: string, calls: readonly { functionCallId
     if (call.functionCallId === undefined) continue;
     if (given.has(call.functionCallId)) {
       throw new AppHostError('INVALID_ARGUMENT', `function call id ${JSON.stringify(call.functionCallId)} appears twice in the batch`, {
-        details: { reason: 'DUPLICATE_FUNCTION_CALL_ID', functionCallId: call.functionCallId },
+        details: GovernedReasons.details('DUPLICATE_FUNCTION_CALL_ID', { functionCallId: call.functionCallId }),
       });
     }
     given.add(call.functionCallId);

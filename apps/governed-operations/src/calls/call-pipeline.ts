@@ -23,9 +23,10 @@ import { requestOnGeneration } from '@apphost/mcp';
 import { projectForModel, validateToolResult, type ValidToolResult } from '@apphost/policy';
 import { FAULT_POINTS, type FaultPoints, type Logger } from '@apphost/runtime';
 import { SealedResultClient } from '@apphost/sealed-results';
-import { describeFailure, driftOf, errorResponse, type PlannedCall } from './batch-plan';
-import type { BatchConfig } from './batch.config';
-import { BATCH_CONFIG, BATCH_LOGGER, type BatchFaultPoint } from './batch.tokens';
+import { describeFailure, driftOf, errorResponse, type PlannedCall } from '../tool-batches/batch-plan';
+import type { BatchConfig } from '../governed.config';
+import type { GovernedFaultPoint } from '../governed.faults';
+import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
 export interface ToolsetFacts {
@@ -81,7 +82,7 @@ export class CallPipeline {
     @Inject(BusClient) private readonly bus: BusClient,
     @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
-    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<BatchFaultPoint>,
+    @Inject(FAULT_POINTS) private readonly faults: FaultPoints<GovernedFaultPoint>,
   ) {
     this.sealed = new SealedResultClient(bus, { timeoutMs: config.storeTimeoutMs });
   }

@@ -1,6 +1,7 @@
 import { AppHostError, GovernedRunToolBatch } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { descriptors } from '@apphost/testing';
+import type { GovernedFaultPoint } from '../governed.faults';
 import { principal, session, startFakePlane, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { MIXED_BATCH_MESSAGE, planCalls } from './batch-plan';
 
@@ -146,7 +147,7 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
   });
 
   it('a failure at the fault point before the append: nothing is appended or committed (the PENDING record is left to GC)', async () => {
-    const faults = plane.service.running.app.get<FaultPoints>(FAULT_POINTS);
+    const faults = plane.service.running.app.get<FaultPoints<GovernedFaultPoint>>(FAULT_POINTS);
     faults.arm('batch.before-append');
     await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({ code: 'INTERNAL' });
     expect(state.log).toContain('seal:w');

@@ -3,7 +3,7 @@ import { BusHandler } from '@apphost/bus';
 import { GovernedPurge, GovernedRevoke, type ParsedRequestOf } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
 import { ConfirmationPermits } from '../confirmation/confirmation-permits';
-import { BATCH_LOGGER } from './batch.tokens';
+import { BATCH_LOGGER } from '../governed.tokens';
 
 /**
  * governed-operations in the lifecycle deletion cascade. The session state it holds is its pending confirmation
