@@ -14,6 +14,8 @@ async function main(): Promise<void> {
     INSTANCE_ID: instanceId,
     REGISTRY_INSTANCE_LEASE_MS: process.env['REGISTRY_INSTANCE_LEASE_MS'] ?? '3000',
     ...(process.env['DATABASE_URL'] ? { DATABASE_URL: process.env['DATABASE_URL'] } : {}),
+    // The parent's bus namespace (spawnTs passes it), not one of this process's own.
+    ...(process.env['BUS_SUBJECT_PREFIX'] ? { BUS_SUBJECT_PREFIX: process.env['BUS_SUBJECT_PREFIX'] } : {}),
   });
   process.stdout.write(`REGISTRY_READY ${registry.instanceId}\n`);
   const stop = () => void registry.stop().finally(() => process.exit(0));

@@ -50,7 +50,7 @@ export class TestParticipant {
 
   /** `log` is shared by participants whose calls must be ordered against each other. */
   static async start(name: string, log = new CascadeCallLog()): Promise<TestParticipant> {
-    const transport = await NatsTransport.connect({ servers: TEST_NATS_URL, name: `test-participant-${name}` });
+    const transport = await connectTestTransport(`test-participant-${name}`);
     const logger = pino({ level: 'silent' });
     const server = new BusServer({ transport, instanceId: `p${randomBytes(3).toString('hex')}`, queueGroup: name, logger });
     const participant = new TestParticipant(name, transport, server, log);

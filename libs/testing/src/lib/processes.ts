@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { REPO_ROOT } from './environment';
+import { REPO_ROOT, TEST_BUS_PREFIX } from './environment';
 
 export interface ProcessResult {
   code: number | null;
@@ -9,11 +9,14 @@ export interface ProcessResult {
   stderr: string;
 }
 
-/** Runs a TypeScript entry point of the repo as its own Node process (the way `npm start` and pods do). */
+/**
+ * Runs a TypeScript entry point of the repo as its own Node process (the way `npm start` and pods do), inside this
+ * test file's bus namespace unless `env.BUS_SUBJECT_PREFIX` says otherwise.
+ */
 export function spawnTs(entry: string, env: Record<string, string | undefined>, args: string[] = []): ChildProcess & { output(): ProcessResult } {
   const child = spawn(process.execPath, ['-r', path.join(REPO_ROOT, 'tools', 'register.cjs'), path.join(REPO_ROOT, entry), ...args], {
     cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
