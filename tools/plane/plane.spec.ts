@@ -10,9 +10,10 @@ describe('all-in-one plane', () => {
   let home: string;
 
   beforeEach(() => {
-    // Searchable by the postgres user, which runs the embedded database when the suite runs as root.
+    // 0700, like a fresh clone in a home directory or mktemp -d: as root the embedded PostgreSQL runs as the postgres
+    // user, who cannot enter it, and must still start and find its data again after a restart.
     home = fs.mkdtempSync(path.join(os.tmpdir(), 'apphost-plane-'));
-    fs.chmodSync(home, 0o755);
+    fs.chmodSync(home, 0o700);
   });
 
   afterEach(() => fs.rmSync(home, { recursive: true, force: true }));
