@@ -46,7 +46,12 @@ module.exports = [
   {
     // The test kit (fixtures, fake providers, harnesses) never ships: shipped code must not reach it.
     files: ['**/*.ts'],
-    rules: { 'no-restricted-imports': ['error', { paths: [{ name: '@apphost/testing', message: TESTING_ONLY }], patterns: [{ group: ['@apphost/testing/*'], message: TESTING_ONLY }] }] },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { paths: [{ name: '@apphost/testing', message: TESTING_ONLY }], patterns: [{ group: ['@apphost/testing/*'], message: TESTING_ONLY }] },
+      ],
+    },
   },
   {
     // Where the test kit is allowed: specs, benchmarks and test-support folders (src/test, src/testing).

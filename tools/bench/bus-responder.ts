@@ -12,7 +12,9 @@ async function main(): Promise<void> {
   if (!runId) throw new Error('usage: bus-responder.ts <runId>');
 
   const raw = await connect({ servers: NATS_URL, name: `bench-raw-responder-${runId}` });
-  raw.subscribe(rawSubject(runId), { queue: QUEUE_GROUP, callback: (err, m) => {
+  raw.subscribe(rawSubject(runId), {
+    queue: QUEUE_GROUP,
+    callback: (err, m) => {
       if (!err) m.respond(m.data);
     },
   });

@@ -63,7 +63,14 @@ async function main(): Promise<void> {
       for (const v of VARIANTS) lines.push(resultLine(v, level.inflight, med[v]));
       const ratio = med['typed-bus'].ops_s / med['raw-nats'].ops_s;
       const ratioTuned = med['typed-bus'].ops_s / med['raw-nats-tuned'].ops_s;
-      ratios.push({ bench: 'bus', inflight: level.inflight, ratio_ops: round3(ratio), ratio_ops_vs_tuned_raw: round3(ratioTuned), target: level.target, meets_target: ratio >= level.target });
+      ratios.push({
+        bench: 'bus',
+        inflight: level.inflight,
+        ratio_ops: round3(ratio),
+        ratio_ops_vs_tuned_raw: round3(ratioTuned),
+        target: level.target,
+        meets_target: ratio >= level.target,
+      });
     }
     for (const line of [...lines, ...ratios]) process.stdout.write(`${JSON.stringify(line)}\n`);
   } finally {

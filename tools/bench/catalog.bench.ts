@@ -34,7 +34,16 @@ async function main(): Promise<void> {
   let services: Stoppable | undefined;
   const transport = await connectTestTransport('bench-catalog', { natsUrl: nats.url });
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
-  const fixture = { command: process.execPath, args: ['-r', path.join(REPO_ROOT, 'tools', 'register.cjs'), path.join(REPO_ROOT, 'libs', 'testing', 'src', 'fixtures', 'catalog-matrix.ts'), `--count=${TOOLS}`], cwd: REPO_ROOT };
+  const fixture = {
+    command: process.execPath,
+    args: [
+      '-r',
+      path.join(REPO_ROOT, 'tools', 'register.cjs'),
+      path.join(REPO_ROOT, 'libs', 'testing', 'src', 'fixtures', 'catalog-matrix.ts'),
+      `--count=${TOOLS}`,
+    ],
+    cwd: REPO_ROOT,
+  };
   try {
     services = await bootServices(
       prefix,
@@ -47,7 +56,10 @@ async function main(): Promise<void> {
     const bus = new BusClient({ transport, defaultTimeoutMs: 60_000 });
     await bus.request(RegistryPutToolset, { toolsetId: 'bench', spec: { connection: { kind: 'stdio', ...fixture }, profileId: null } });
     await direct.connect(new StdioClientTransport({ ...fixture, env: getDefaultEnvironment(), stderr: 'ignore' }));
-    const audience = { principal: { tenant: 'bench', subject: 'b', scopes: [] }, session: { key: { tenant: 'bench', appName: 'bench', userId: 'b', sessionId: 's' }, incarnation: 1 } };
+    const audience = {
+      principal: { tenant: 'bench', subject: 'b', scopes: [] },
+      session: { key: { tenant: 'bench', appName: 'bench', userId: 'b', sessionId: 's' }, incarnation: 1 },
+    };
     const catalog = (fresh: boolean) => bus.request(CatalogModelCatalog, { ...audience, toolsets: [{ toolsetId: 'bench', namePrefix: 'b' }], fresh });
     const rawList = async () => {
       let cursor: string | undefined;
@@ -67,16 +79,45 @@ async function main(): Promise<void> {
       process.stderr.write(`round ${r + 1}/${ROUNDS}: raw ${raw[r].toFixed(1)} ms, fresh ${fresh[r].toFixed(1)} ms, cached ${cached[r].toFixed(1)} ms\n`);
     }
     const rawP50 = median(raw);
-    console.log(JSON.stringify({ bench: 'catalog', variant: 'model-catalog', tools_listed: TOOLS + 20, model_tools: warm.tools.length, rounds: ROUNDS, raw_tools_list_p50_ms: round3(rawP50), fresh_p50_ms: round3(median(fresh)), cached_p50_ms: round3(median(cached)), fresh_over_raw: round3(median(fresh) / rawP50), note: 'fresh = app-safe + full listings via the registry, pinning, composition; raw = one direct listing' }));
+    console.log(
+      JSON.stringify({
+        bench: 'catalog',
+        variant: 'model-catalog',
+        tools_listed: TOOLS + 20,
+        model_tools: warm.tools.length,
+        rounds: ROUNDS,
+        raw_tools_list_p50_ms: round3(rawP50),
+        fresh_p50_ms: round3(median(fresh)),
+        cached_p50_ms: round3(median(cached)),
+        fresh_over_raw: round3(median(fresh) / rawP50),
+        note: 'fresh = app-safe + full listings via the registry, pinning, composition; raw = one direct listing',
+      }),
+    );
 
-    const uris = ['ui://system-monitor/mcp-app.html', 'UI://Srv/a/%7Euser/b.html#frag', 'https://Example.COM:443/a/b?x=1&y=2', 'http://bücher.example/%41%2f', 'ui://srv/assets/app.js?v=3'];
+    const uris = [
+      'ui://system-monitor/mcp-app.html',
+      'UI://Srv/a/%7Euser/b.html#frag',
+      'https://Example.COM:443/a/b?x=1&y=2',
+      'http://bücher.example/%41%2f',
+      'ui://srv/assets/app.js?v=3',
+    ];
     let calls = 0;
     const deadline = performance.now() + URI_MS;
     const t0 = performance.now();
     while (performance.now() < deadline) for (let i = 0; i < 1000; i++) canonicalizeUri(uris[calls++ % uris.length]);
     const seconds = (performance.now() - t0) / 1000;
     raw.push(await timed(rawList));
-    console.log(JSON.stringify({ bench: 'catalog', variant: 'canonicalize-uri', calls, calls_s: Math.round(calls / seconds), us_per_call: round3((seconds * 1e6) / calls), raw_tools_list_p50_ms: round3(median(raw)), raw_list_equivalent_calls: Math.round((calls / seconds) * (median(raw) / 1000)) }));
+    console.log(
+      JSON.stringify({
+        bench: 'catalog',
+        variant: 'canonicalize-uri',
+        calls,
+        calls_s: Math.round(calls / seconds),
+        us_per_call: round3((seconds * 1e6) / calls),
+        raw_tools_list_p50_ms: round3(median(raw)),
+        raw_list_equivalent_calls: Math.round((calls / seconds) * (median(raw) / 1000)),
+      }),
+    );
   } finally {
     await direct.close().catch(() => undefined);
     await services?.stop().catch(() => undefined);

@@ -3,13 +3,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { Client, Pool, type PoolClient, type QueryConfig } from 'pg';
 import { BusClient, NatsTransport } from '@apphost/bus';
-import {
-  LifecycleAppendEvents,
-  LifecycleCreateSession,
-  LifecycleDeleteSession,
-  LifecycleStoreDescribe,
-  type SessionKey,
-} from '@apphost/contracts';
+import { LifecycleAppendEvents, LifecycleCreateSession, LifecycleDeleteSession, LifecycleStoreDescribe, type SessionKey } from '@apphost/contracts';
 import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
 /**
@@ -69,7 +63,13 @@ async function main(): Promise<void> {
         'raw-pg': () => rawCycle(pool, nextKey()),
       },
       append: {
-        bus: () => bus.request(LifecycleAppendEvents, { session: appendTargets.bus[appendTurn++ % 16], incarnation: 1, provenance: { path: 'user-turn' }, events: [event] }),
+        bus: () =>
+          bus.request(LifecycleAppendEvents, {
+            session: appendTargets.bus[appendTurn++ % 16],
+            incarnation: 1,
+            provenance: { path: 'user-turn' },
+            events: [event],
+          }),
         'raw-pg': () => rawAppend(pool, appendTargets.raw[appendTurn++ % 16], event),
       },
     };
@@ -90,7 +90,16 @@ async function main(): Promise<void> {
         }
         const med = { 'raw-pg': medianRound(rounds['raw-pg']), bus: medianRound(rounds.bus) };
         for (const v of ['raw-pg', 'bus'] as const) {
-          lines.push({ bench: 'lifecycle', workload, variant: v, inflight: level.inflight, total, ops_s: Math.round(med[v].ops_s), p50_ms: round3(med[v].p50_ms), p99_ms: round3(med[v].p99_ms) });
+          lines.push({
+            bench: 'lifecycle',
+            workload,
+            variant: v,
+            inflight: level.inflight,
+            total,
+            ops_s: Math.round(med[v].ops_s),
+            p50_ms: round3(med[v].p50_ms),
+            p99_ms: round3(med[v].p99_ms),
+          });
         }
         // Paired: each round's bus run directly follows its raw run, so their ratio shares that moment's machine load;
         // the median of the paired ratios (lower middle, as medianRound) is what is judged against the target.
@@ -198,7 +207,9 @@ async function rawAppend(pool: Pool, key: SessionKey, event: Record<string, unkn
   await inTransaction(pool, async (c) => {
     const record = await c.query(stmt(`SELECT 1 FROM lifecycle_records WHERE ${KEY} AND state = 'ACTIVE' AND incarnation = 1 FOR SHARE`, k));
     if (record.rowCount !== 1) throw new Error('not active');
-    const seq = await c.query<{ last_event_id: string }>(stmt(`UPDATE session_rows SET last_event_id = last_event_id + 1 WHERE ${KEY} AND incarnation = 1 RETURNING last_event_id`, k));
+    const seq = await c.query<{ last_event_id: string }>(
+      stmt(`UPDATE session_rows SET last_event_id = last_event_id + 1 WHERE ${KEY} AND incarnation = 1 RETURNING last_event_id`, k),
+    );
     const body = { ...event, audience: null, invocationOrigin: 'user', emitter: 'runner', immediateCaller: null };
     await c.query(
       stmt(
@@ -243,7 +254,16 @@ async function inTransaction(pool: Pool, work: (c: PoolClient) => Promise<void>)
 function startService(prefix: string): ChildProcess {
   const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'tools/register.cjs'), path.join(repoRoot, 'apps/lifecycle-store/src/main.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, NATS_URL, DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn', LIFECYCLE_CASCADE_PARTICIPANTS: '' },
+    env: {
+      ...process.env,
+      NATS_URL,
+      DATABASE_URL,
+      DATABASE_SCHEMA_PREFIX: prefix,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'warn',
+      LIFECYCLE_CASCADE_PARTICIPANTS: '',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   process.on('exit', () => child.kill('SIGTERM'));

@@ -4,7 +4,17 @@ import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotoc
 import { BusClient } from '@apphost/bus';
 import { ConnCallTool, ConnRelease, RegistryAcquireGeneration, RegistryPutToolset, describeContract } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { TEST_DATABASE_URL, dropSchemasWithPrefix, eventually, fixtureServerCommand, spawnTs, startPrivateNats, uniquePrefix, connectTestTransport, TEST_BUS_PREFIX } from '@apphost/testing';
+import {
+  TEST_DATABASE_URL,
+  dropSchemasWithPrefix,
+  eventually,
+  fixtureServerCommand,
+  spawnTs,
+  startPrivateNats,
+  uniquePrefix,
+  connectTestTransport,
+  TEST_BUS_PREFIX,
+} from '@apphost/testing';
 import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
 /**
@@ -41,7 +51,10 @@ async function main(): Promise<void> {
   try {
     const bus = new BusClient({ transport, defaultTimeoutMs: 30_000 });
     await eventually(() => bus.request(describeContract('binding-registry'), {}, { timeoutMs: 1000 }), 60_000, 200);
-    await bus.request(RegistryPutToolset, { toolsetId: 'bench', spec: { connection: { kind: 'stdio', command: fixture.command, args: fixture.args, cwd: fixture.cwd }, profileId: null } });
+    await bus.request(RegistryPutToolset, {
+      toolsetId: 'bench',
+      spec: { connection: { kind: 'stdio', command: fixture.command, args: fixture.args, cwd: fixture.cwd }, profileId: null },
+    });
     const handle = await bus.request(RegistryAcquireGeneration, {
       toolsetId: 'bench',
       connectionClass: 'app-safe',
@@ -49,7 +62,9 @@ async function main(): Promise<void> {
       session: { key: { tenant: 'bench', appName: 'bench', userId: 'bench', sessionId: 'bench' }, incarnation: 1 },
       holder: { kind: 'runner', id: 'bench' },
     });
-    await direct.connect(new StdioClientTransport({ command: fixture.command, args: fixture.args, cwd: fixture.cwd, env: getDefaultEnvironment(), stderr: 'ignore' }));
+    await direct.connect(
+      new StdioClientTransport({ command: fixture.command, args: fixture.args, cwd: fixture.cwd, env: getDefaultEnvironment(), stderr: 'ignore' }),
+    );
 
     let n = 0;
     const neverIssued = randomUUID();
@@ -88,7 +103,15 @@ async function main(): Promise<void> {
       const median = Object.fromEntries(variants.map((v) => [v, medianRound(rounds[v])])) as Record<Variant, Measurement>;
       for (const variant of variants) {
         const m = median[variant];
-        lines.push({ bench: 'registry', variant, inflight: level.inflight, total: m.total, ops_s: Math.round(m.ops_s), p50_ms: round3(m.p50_ms), p99_ms: round3(m.p99_ms) });
+        lines.push({
+          bench: 'registry',
+          variant,
+          inflight: level.inflight,
+          total: m.total,
+          ops_s: Math.round(m.ops_s),
+          p50_ms: round3(m.p50_ms),
+          p99_ms: round3(m.p99_ms),
+        });
       }
       // Each via-registry round runs right after its direct round, so the pair shares the machine's load at that
       // moment: the median of the per-round differences is the figure held against the target.

@@ -44,7 +44,9 @@ const VARIANTS = ['raw-pg', 'raw-pg-1commit', 'typed-bus'] as const;
 const app = path.resolve(__dirname, '..', '..', 'apps', 'sealed-result-store', 'src');
 const { sealedResultStoreService } = require(path.join(app, 'service.ts')) as { sealedResultStoreService: ServiceDefinition };
 const { sealedDigest } = require(path.join(app, 'sealed', 'sealed-digest.ts')) as { sealedDigest: (bytes: Buffer) => Buffer };
-const { SealedResultService } = require(path.join(app, 'sealed', 'sealed-result.service.ts')) as { SealedResultService: new (...args: never[]) => { repository: object } };
+const { SealedResultService } = require(path.join(app, 'sealed', 'sealed-result.service.ts')) as {
+  SealedResultService: new (...args: never[]) => { repository: object };
+};
 type Variant = (typeof VARIANTS)[number];
 
 function envelopeOf(bytes: number, functionCallId: string): SealedEnvelope {
@@ -95,7 +97,12 @@ async function main(): Promise<void> {
   const pool = new Pool({ connectionString: DATABASE_URL, max: POOL_SIZE });
   const client = new BusClient({ transport, defaultTimeoutMs: 30_000 });
   try {
-    const sessions: SessionKey[] = Array.from({ length: SESSIONS }, (_, i) => ({ tenant: 'bench', appName: 'dash', userId: `u${i % 16}`, sessionId: `s${i}-${prefix}` }));
+    const sessions: SessionKey[] = Array.from({ length: SESSIONS }, (_, i) => ({
+      tenant: 'bench',
+      appName: 'dash',
+      userId: `u${i % 16}`,
+      sessionId: `s${i}-${prefix}`,
+    }));
     let seq = 0;
     const callsFor = (sizeKib: number): Record<Variant, () => Promise<unknown>> => {
       const envelope = envelopeOf(sizeKib * 1024, 'fc-bench');
@@ -205,13 +212,25 @@ async function startServiceProcess(prefix: string, transport: NatsTransport): Pr
   const repoRoot = path.resolve(__dirname, '..', '..');
   const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'tools/register.cjs'), path.join(repoRoot, 'apps/sealed-result-store/src/main.ts')], {
     cwd: repoRoot,
-    env: { ...process.env, NATS_URL, DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      NATS_URL,
+      DATABASE_URL,
+      DATABASE_SCHEMA_PREFIX: prefix,
+      SEALED_GC_INTERVAL_MS: '0',
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: '0',
+      LOG_LEVEL: 'warn',
+    },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   process.on('exit', () => child.kill('SIGTERM'));
   const bus = new BusClient({ transport, defaultTimeoutMs: 1000 });
-  for (const deadline = Date.now() + 60_000; ; ) {
-    const ready = await bus.request(SealedResultStoreDescribe, {}).then((d) => d.stores.every((st) => st.ready), () => false);
+  for (const deadline = Date.now() + 60_000; ;) {
+    const ready = await bus.request(SealedResultStoreDescribe, {}).then(
+      (d) => d.stores.every((st) => st.ready),
+      () => false,
+    );
     if (ready) break;
     if (Date.now() > deadline || child.exitCode !== null) throw new Error('the sealed-result-store process did not become ready');
     await new Promise((r) => setTimeout(r, 200));

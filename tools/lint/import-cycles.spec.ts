@@ -18,7 +18,8 @@ function sourceFiles(dir: string): string[] {
   });
 }
 
-const SPECIFIER = /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"](\.{1,2}\/[^'"]*)['"]|(?:^|[^\w.])(?:import|require)\(\s*['"](\.{1,2}\/[^'"]*)['"]\s*\)|^\s*import\s*['"](\.{1,2}\/[^'"]*)['"]/gm;
+const SPECIFIER =
+  /(?:^|[\s;])(?:import|export)\s[^'"`;]*?from\s*['"](\.{1,2}\/[^'"]*)['"]|(?:^|[^\w.])(?:import|require)\(\s*['"](\.{1,2}\/[^'"]*)['"]\s*\)|^\s*import\s*['"](\.{1,2}\/[^'"]*)['"]/gm;
 
 function resolve(from: string, specifier: string): string | undefined {
   const base = path.resolve(path.dirname(from), specifier);
@@ -79,8 +80,25 @@ export function findCycles(graph: Map<string, string[]>): string[][] {
 
 describe('import cycles', () => {
   it('finds a cycle in a graph that has one, and none in a chain', () => {
-    expect(findCycles(new Map([['a', ['b']], ['b', ['c']], ['c', ['a']], ['d', ['a']]]))).toEqual([['a', 'b', 'c']]);
-    expect(findCycles(new Map([['a', ['b']], ['b', ['c']], ['c', []]]))).toEqual([]);
+    expect(
+      findCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', ['a']],
+          ['d', ['a']],
+        ]),
+      ),
+    ).toEqual([['a', 'b', 'c']]);
+    expect(
+      findCycles(
+        new Map([
+          ['a', ['b']],
+          ['b', ['c']],
+          ['c', []],
+        ]),
+      ),
+    ).toEqual([]);
     expect(findCycles(new Map([['a', ['a']]]))).toEqual([['a']]);
   });
 

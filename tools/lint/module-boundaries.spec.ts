@@ -19,7 +19,10 @@ function projectDir(filePath: string): string {
 async function ruleErrors(rule: string, filePath: string, code: string): Promise<string[]> {
   const eslint = path.join(root, 'node_modules', '.bin', 'eslint');
   const cwd = projectDir(filePath);
-  const linting = run(eslint, ['--stdin', '--stdin-filename', path.relative(cwd, path.join(root, filePath)), '--format', 'json'], { cwd, env: { ...process.env, NX_DAEMON: 'false' } });
+  const linting = run(eslint, ['--stdin', '--stdin-filename', path.relative(cwd, path.join(root, filePath)), '--format', 'json'], {
+    cwd,
+    env: { ...process.env, NX_DAEMON: 'false' },
+  });
   linting.child.stdin?.end(code);
   // ESLint exits 1 when it reports errors; the JSON report is on stdout either way.
   const { stdout } = await linting.catch((error: { stdout?: string }) => ({ stdout: error.stdout ?? '[]' }));
@@ -28,13 +31,17 @@ async function ruleErrors(rule: string, filePath: string, code: string): Promise
 }
 
 const boundaryErrors = (filePath: string, code: string) => ruleErrors('@nx/enforce-module-boundaries', filePath, code);
-const testingImportErrors = (filePath: string) => ruleErrors('no-restricted-imports', filePath, "import { bootService } from '@apphost/testing';\nexport const x = bootService;\n");
+const testingImportErrors = (filePath: string) =>
+  ruleErrors('no-restricted-imports', filePath, "import { bootService } from '@apphost/testing';\nexport const x = bootService;\n");
 
 describe('module boundaries', () => {
   jest.setTimeout(60_000);
 
   it('forbids an app importing another app', async () => {
-    const errors = await boundaryErrors('apps/gateway/src/probe.ts', "import { lifecycleStoreService } from '../../lifecycle-store/src/service';\nexport const x = lifecycleStoreService;\n");
+    const errors = await boundaryErrors(
+      'apps/gateway/src/probe.ts',
+      "import { lifecycleStoreService } from '../../lifecycle-store/src/service';\nexport const x = lifecycleStoreService;\n",
+    );
     expect(errors.length).toBeGreaterThan(0);
   });
 
@@ -45,7 +52,10 @@ describe('module boundaries', () => {
   });
 
   it('forbids a shared lib depending on the test harness', async () => {
-    const errors = await boundaryErrors('libs/canonical-json/src/lib/probe.ts', "import { bootService } from '@apphost/testing';\nexport const x = bootService;\n");
+    const errors = await boundaryErrors(
+      'libs/canonical-json/src/lib/probe.ts',
+      "import { bootService } from '@apphost/testing';\nexport const x = bootService;\n",
+    );
     expect(errors.join('\n')).toMatch(/scope:shared/);
   });
 
@@ -67,7 +77,10 @@ describe('module boundaries', () => {
 
   it('refuses the test kit in shipped code: app sources, lib sources, the plane itself', async () => {
     for (const file of ['apps/gateway/src/probe.ts', 'libs/runtime/src/lib/probe.ts', 'tools/plane/plane-probe.ts']) {
-      expect({ file, errors: (await testingImportErrors(file)).join('\n') }).toEqual({ file, errors: expect.stringMatching(/@apphost\/testing is for spec, test-support and bench files only/) });
+      expect({ file, errors: (await testingImportErrors(file)).join('\n') }).toEqual({
+        file,
+        errors: expect.stringMatching(/@apphost\/testing is for spec, test-support and bench files only/),
+      });
     }
   });
 

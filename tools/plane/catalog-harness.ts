@@ -1,13 +1,28 @@
 import path from 'node:path';
 import { SignJWT } from 'jose';
 import type { HostProfile, ServiceName, ToolsetSpecInput } from '@apphost/contracts';
-import { bootServices, fixtureServerCommand, publishedServerCommand, REPO_ROOT, type FixtureServerName, type PUBLISHED_SERVERS, type ServiceUnderTest } from '@apphost/testing';
+import {
+  bootServices,
+  fixtureServerCommand,
+  publishedServerCommand,
+  REPO_ROOT,
+  type FixtureServerName,
+  type PUBLISHED_SERVERS,
+  type ServiceUnderTest,
+} from '@apphost/testing';
 import { loadServiceDefinitions } from './services';
 
 export const JWT = { issuer: 'https://issuer.catalog-e2e', audience: 'apphost-catalog-e2e', secret: 'a-catalog-e2e-secret-that-is-at-least-32-bytes' };
 
 export const token = (sub: string, scope = 'runtime admin', tenant = 'acme') =>
-  new SignJWT({ tenant, scope }).setProtectedHeader({ alg: 'HS256' }).setIssuer(JWT.issuer).setAudience(JWT.audience).setSubject(sub).setIssuedAt().setExpirationTime('10m').sign(new TextEncoder().encode(JWT.secret));
+  new SignJWT({ tenant, scope })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(JWT.issuer)
+    .setAudience(JWT.audience)
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('10m')
+    .sign(new TextEncoder().encode(JWT.secret));
 
 /** A complete profile (no pinned namespaces): PROFILE_BOUND once the six providers answer `describe`. */
 export function profile(discovery: Partial<HostProfile['limits']['discovery']> = {}): HostProfile {
@@ -38,12 +53,22 @@ export function profile(discovery: Partial<HostProfile['limits']['discovery']> =
   };
 }
 
-const stdio = (cmd: { command: string; args: string[]; cwd: string }, profileId: string | null): ToolsetSpecInput => ({ connection: { kind: 'stdio', command: cmd.command, args: cmd.args, cwd: cmd.cwd }, profileId });
+const stdio = (cmd: { command: string; args: string[]; cwd: string }, profileId: string | null): ToolsetSpecInput => ({
+  connection: { kind: 'stdio', command: cmd.command, args: cmd.args, cwd: cmd.cwd },
+  profileId,
+});
 export const fixtureSpec = (name: FixtureServerName, profileId: string | null, args: string[] = []) => stdio(fixtureServerCommand(name, args), profileId);
 export const publishedSpec = (server: keyof typeof PUBLISHED_SERVERS, profileId: string | null) => stdio(publishedServerCommand(server), profileId);
 /** The catalog-matrix fixture (visibility cases, reserved names, `--count`, `--state-file` drift). */
 export const matrixSpec = (profileId: string | null, args: string[] = []) =>
-  stdio({ command: process.execPath, args: ['-r', path.join(REPO_ROOT, 'tools', 'register.cjs'), path.join(REPO_ROOT, 'libs', 'testing', 'src', 'fixtures', 'catalog-matrix.ts'), ...args], cwd: REPO_ROOT }, profileId);
+  stdio(
+    {
+      command: process.execPath,
+      args: ['-r', path.join(REPO_ROOT, 'tools', 'register.cjs'), path.join(REPO_ROOT, 'libs', 'testing', 'src', 'fixtures', 'catalog-matrix.ts'), ...args],
+      cwd: REPO_ROOT,
+    },
+    profileId,
+  );
 
 export interface CatalogPlane {
   registry: ServiceUnderTest;
@@ -62,7 +87,10 @@ export async function bootCatalogPlane(natsUrl: string, prefix: string, catalogE
     prefix,
     {
       lifecycle: { definition: byName('lifecycle-store') },
-      registry: { definition: byName('binding-registry'), env: { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-catalog' } },
+      registry: {
+        definition: byName('binding-registry'),
+        env: { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-catalog' },
+      },
       catalog: { definition: byName('catalog-policy'), env: catalogEnv },
       gateway: { definition: byName('gateway'), env: JWT_GATEWAY_ENV },
     },

@@ -15,7 +15,15 @@ import {
 } from '@apphost/contracts';
 import { MCP_REASONS, requestOnGeneration } from '@apphost/mcp';
 import { projectForModel, validateToolResult } from '@apphost/policy';
-import { dropSchemasWithPrefix, startFakeProviders, startPrivateNats, uniquePrefix, CAPABILITY_GATED_RESOURCE, PUBLISHED_SERVERS, type PrivateNats } from '@apphost/testing';
+import {
+  dropSchemasWithPrefix,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+  CAPABILITY_GATED_RESOURCE,
+  PUBLISHED_SERVERS,
+  type PrivateNats,
+} from '@apphost/testing';
 import { bootCatalogPlane, fixtureSpec, matrixSpec, profile, publishedSpec, token, type CatalogPlane } from './catalog-harness';
 
 /**
@@ -36,20 +44,39 @@ describe('catalog-policy in the plane', () => {
   let alice: string;
 
   const http = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${plane.base}${url}`, { method, headers: { authorization: `Bearer ${alice}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${plane.base}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${alice}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
-  const put = (toolsetId: string, spec: Parameters<typeof plane.registry.client.request<typeof RegistryPutToolset>>[1]['spec']) => plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 30_000 });
+  const put = (toolsetId: string, spec: Parameters<typeof plane.registry.client.request<typeof RegistryPutToolset>>[1]['spec']) =>
+    plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 30_000 });
   const model = (toolsetId: string, sessionId = 's-bus', extra: Record<string, unknown> = {}) =>
     plane.catalog.client.request(CatalogModelCatalog, { ...audience(sessionId), toolsets: [{ toolsetId, ...extra }], fresh: true }, { timeoutMs: 60_000 });
   const acquire = async (toolsetId: string, connectionClass: 'app-safe' | 'full', sessionId = 's-bus'): Promise<GenerationHandle & BoundGeneration> =>
-    (await plane.registry.client.request(RegistryAcquireGeneration, { toolsetId, connectionClass, principal, session: audience(sessionId).session, holder: { kind: 'view', id: `v-${sessionId}` } }, { timeoutMs: 30_000 })) as GenerationHandle & BoundGeneration;
-  const bound = (h: GenerationHandle): BoundGeneration => ({ generationId: h.generationId, fence: h.fence, ownerInstanceId: h.ownerInstanceId, toolsetId: h.toolsetId, bindingGeneration: h.bindingGeneration, connectionClass: h.connectionClass });
+    (await plane.registry.client.request(
+      RegistryAcquireGeneration,
+      { toolsetId, connectionClass, principal, session: audience(sessionId).session, holder: { kind: 'view', id: `v-${sessionId}` } },
+      { timeoutMs: 30_000 },
+    )) as GenerationHandle & BoundGeneration;
+  const bound = (h: GenerationHandle): BoundGeneration => ({
+    generationId: h.generationId,
+    fence: h.fence,
+    ownerInstanceId: h.ownerInstanceId,
+    toolsetId: h.toolsetId,
+    bindingGeneration: h.bindingGeneration,
+    connectionClass: h.connectionClass,
+  });
 
   beforeAll(async () => {
     nats = await startPrivateNats();
     providers = await startFakeProviders(nats.url, ['governed-operations', 'sealed-result-store', 'export-audit']);
-    plane = await bootCatalogPlane(nats.url, prefix, { CATALOG_APP_TOOLSETS: JSON.stringify({ 'monitor-app': [{ toolsetId: 'sysmon' }] }), CATALOG_MODEL_CACHE_TTL_MS: '60000' });
+    plane = await bootCatalogPlane(nats.url, prefix, {
+      CATALOG_APP_TOOLSETS: JSON.stringify({ 'monitor-app': [{ toolsetId: 'sysmon' }] }),
+      CATALOG_MODEL_CACHE_TTL_MS: '60000',
+    });
     alice = await token('alice');
     await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
     expect((await put('sysmon', publishedSpec('systemMonitor', 'p1'))).status.state).toBe('PROFILE_BOUND');
@@ -87,8 +114,16 @@ describe('catalog-policy in the plane', () => {
       const app = await plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 });
       expect(app.tools.map((t) => t.exposedName)).toEqual(expect.arrayContaining([SYSMON.appOnlyTool]));
       expect(app.tools.every((t) => t.execution.generationId === h.generationId && t.connectionClass === 'app-safe')).toBe(true);
-      const first = await plane.catalog.client.request(CatalogModelCatalog, { ...audience('s-cache'), toolsets: [{ toolsetId: 'sysmon', namePrefix: 'mon' }] }, { timeoutMs: 60_000 });
-      const second = await plane.catalog.client.request(CatalogModelCatalog, { ...audience('s-cache'), toolsets: [{ toolsetId: 'sysmon', namePrefix: 'mon' }] }, { timeoutMs: 60_000 });
+      const first = await plane.catalog.client.request(
+        CatalogModelCatalog,
+        { ...audience('s-cache'), toolsets: [{ toolsetId: 'sysmon', namePrefix: 'mon' }] },
+        { timeoutMs: 60_000 },
+      );
+      const second = await plane.catalog.client.request(
+        CatalogModelCatalog,
+        { ...audience('s-cache'), toolsets: [{ toolsetId: 'sysmon', namePrefix: 'mon' }] },
+        { timeoutMs: 60_000 },
+      );
       expect([first.cached, second.cached]).toEqual([false, true]);
       expect(first.tools.map((t) => t.exposedName)).toContain(`mon_${SYSMON.uiTool}`);
       expect(first.excluded).toContainEqual({ toolsetId: 'sysmon', name: SYSMON.appOnlyTool, reason: 'NOT_VISIBLE' });
@@ -98,12 +133,22 @@ describe('catalog-policy in the plane', () => {
   describe('projection on real server-system-monitor results', () => {
     it('keeps exactly content, isError and resultType; structuredContent and _meta never reach the model', async () => {
       const h = await acquire('sysmon', 'app-safe', 's-proj');
-      const call = await requestOnGeneration(plane.registry.client, ConnCallTool, h, { callId: 'c1', name: SYSMON.uiTool, arguments: {} }, { timeoutMs: 30_000 });
+      const call = await requestOnGeneration(
+        plane.registry.client,
+        ConnCallTool,
+        h,
+        { callId: 'c1', name: SYSMON.uiTool, arguments: {} },
+        { timeoutMs: 30_000 },
+      );
       expect(call.kind).toBe('complete');
       const result = (call as { result: Record<string, unknown> }).result;
       validateToolResult(result);
       const projected = projectForModel(result as never) as Record<string, unknown>;
-      expect(Object.keys(projected).sort()).toEqual(Object.keys(result).filter((k) => ['content', 'isError', 'resultType'].includes(k)).sort());
+      expect(Object.keys(projected).sort()).toEqual(
+        Object.keys(result)
+          .filter((k) => ['content', 'isError', 'resultType'].includes(k))
+          .sort(),
+      );
       expect(projected).toEqual(Object.fromEntries(Object.entries(result).filter(([k]) => ['content', 'isError', 'resultType'].includes(k))));
     }, 60_000);
 
@@ -111,13 +156,21 @@ describe('catalog-policy in the plane', () => {
       const sysmon = await acquire('sysmon', 'full', 's-proj');
       // server-system-monitor answers an unknown tool with the JSON-RPC error MCP prescribes (-32602, invalid params):
       // the contract's INVALID_ARGUMENT with the protocol-error reason, nothing to project.
-      await expect(requestOnGeneration(plane.registry.client, ConnCallTool, sysmon, { callId: 'c2', name: 'no-such-tool', arguments: {} }, { timeoutMs: 30_000 })).rejects.toMatchObject({
+      await expect(
+        requestOnGeneration(plane.registry.client, ConnCallTool, sysmon, { callId: 'c2', name: 'no-such-tool', arguments: {} }, { timeoutMs: 30_000 }),
+      ).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
         details: { reason: MCP_REASONS.protocolError, operation: 'tools/call', mcpCode: -32602 },
       });
       await put('hostile-normal', fixtureSpec('hostile', 'p1', ['--mode=normal']));
       const h = await acquire('hostile-normal', 'full', 's-proj');
-      const call = await requestOnGeneration(plane.registry.client, ConnCallTool, h, { callId: 'c3', name: 'poisoned', arguments: { a: 1 } }, { timeoutMs: 30_000 });
+      const call = await requestOnGeneration(
+        plane.registry.client,
+        ConnCallTool,
+        h,
+        { callId: 'c3', name: 'poisoned', arguments: { a: 1 } },
+        { timeoutMs: 30_000 },
+      );
       const result = (call as { result: Record<string, unknown> }).result;
       expect(result['isError']).toBe(true);
       validateToolResult(result);
@@ -132,9 +185,18 @@ describe('catalog-policy in the plane', () => {
 
     it('model catalog: only model-visible, well-formed, non-reserved tools, prefixed', async () => {
       const c = await model('matrix', 's-bus', { namePrefix: 'mx' });
-      expect(c.tools.map((t) => t.exposedName).sort()).toEqual(['mx_pinned', 'mx_plain', 'mx_request_confirmation', 'mx_vis-absent', 'mx_vis-both', 'mx_vis-duplicates', 'mx_vis-model'].sort());
+      expect(c.tools.map((t) => t.exposedName).sort()).toEqual(
+        ['mx_pinned', 'mx_plain', 'mx_request_confirmation', 'mx_vis-absent', 'mx_vis-both', 'mx_vis-duplicates', 'mx_vis-model'].sort(),
+      );
       const reasons = Object.fromEntries(c.excluded.map((e) => [e.name, e.reason]));
-      expect(reasons).toMatchObject({ 'vis-app': 'NOT_VISIBLE', 'vis-empty': 'NOT_VISIBLE', 'vis-string': 'MALFORMED_VISIBILITY', 'vis-upper': 'MALFORMED_VISIBILITY', 'vis-number': 'MALFORMED_VISIBILITY', 'vis-unknown': 'MALFORMED_VISIBILITY' });
+      expect(reasons).toMatchObject({
+        'vis-app': 'NOT_VISIBLE',
+        'vis-empty': 'NOT_VISIBLE',
+        'vis-string': 'MALFORMED_VISIBILITY',
+        'vis-upper': 'MALFORMED_VISIBILITY',
+        'vis-number': 'MALFORMED_VISIBILITY',
+        'vis-unknown': 'MALFORMED_VISIBILITY',
+      });
       expect(reasons).toMatchObject({ adk_request_credential: 'RESERVED_NAME', transfer_to_agent: 'RESERVED_NAME', x_adk_request_input: 'RESERVED_NAME' });
       const withAdkPrefix = await model('matrix', 's-bus', { namePrefix: 'adk' });
       expect(withAdkPrefix.excluded).toContainEqual({ toolsetId: 'matrix', name: 'request_confirmation', reason: 'RESERVED_NAME' });
@@ -151,7 +213,9 @@ describe('catalog-policy in the plane', () => {
     it('app catalog: only app-visible, well-formed, non-reserved tools, native names', async () => {
       const h = await acquire('matrix', 'app-safe');
       const app = await plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 });
-      expect(app.tools.map((t) => t.exposedName).sort()).toEqual(['pinned', 'plain', 'request_confirmation', 'vis-absent', 'vis-app', 'vis-both', 'vis-duplicates'].sort());
+      expect(app.tools.map((t) => t.exposedName).sort()).toEqual(
+        ['pinned', 'plain', 'request_confirmation', 'vis-absent', 'vis-app', 'vis-both', 'vis-duplicates'].sort(),
+      );
       const narrowed = await plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h), policy: { mode: 'deny-all' } }, { timeoutMs: 30_000 });
       expect(narrowed.tools).toEqual([]);
     }, 60_000);
@@ -161,9 +225,17 @@ describe('catalog-policy in the plane', () => {
       const policy = { exact: ['ui://catalog-matrix/widget.html'], prefixes: ['ui://catalog-matrix/mixed', 'ui://catalog-matrix/big'] };
       const ok = await plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'UI://Catalog-Matrix/widget.html', policy });
       expect(ok.contents).toEqual([expect.objectContaining({ uri: 'ui://catalog-matrix/widget.html', mimeType: 'text/html;profile=mcp-app' })]);
-      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/mixed', policy })).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'RESOURCE_POLICY_DENIED', side: 'response', mixed: true } });
-      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/other', policy })).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { side: 'request' } });
-      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/big', policy, limits: { maxItemBytes: 1024 } })).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
+      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/mixed', policy })).rejects.toMatchObject({
+        code: 'PERMISSION_DENIED',
+        details: { reason: 'RESOURCE_POLICY_DENIED', side: 'response', mixed: true },
+      });
+      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/other', policy })).rejects.toMatchObject({
+        code: 'PERMISSION_DENIED',
+        details: { side: 'request' },
+      });
+      await expect(
+        plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/big', policy, limits: { maxItemBytes: 1024 } }),
+      ).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
     }, 60_000);
   });
 
@@ -174,18 +246,24 @@ describe('catalog-policy in the plane', () => {
       ['many-items', [], 'RESOURCE_EXHAUSTED'],
       ['oversized', [], 'RESOURCE_EXHAUSTED'],
       ['slow', ['--delay-ms=6000'], 'DEADLINE_EXCEEDED'],
-    ])('--mode=%s', async (mode, extra, code) => {
-      const id = `hostile-${mode}`;
-      await put(id, fixtureSpec('hostile', 'p1', [`--mode=${mode}`, ...extra]));
-      await expect(model(id)).rejects.toMatchObject({ code });
-      const h = await acquire(id, 'app-safe');
-      await expect(plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 })).rejects.toMatchObject({ code });
-    }, 60_000);
+    ])(
+      '--mode=%s',
+      async (mode, extra, code) => {
+        const id = `hostile-${mode}`;
+        await put(id, fixtureSpec('hostile', 'p1', [`--mode=${mode}`, ...extra]));
+        await expect(model(id)).rejects.toMatchObject({ code });
+        const h = await acquire(id, 'app-safe');
+        await expect(plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 })).rejects.toMatchObject({ code });
+      },
+      60_000,
+    );
 
     it('a read answered with an out-of-policy URI is rejected', async () => {
       await put('hostile-normal', fixtureSpec('hostile', 'p1', ['--mode=normal']));
       const h = bound(await acquire('hostile-normal', 'app-safe'));
-      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://hostile/app.html', policy: { prefixes: ['ui://hostile'] } })).rejects.toMatchObject({
+      await expect(
+        plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://hostile/app.html', policy: { prefixes: ['ui://hostile'] } }),
+      ).rejects.toMatchObject({
         code: 'PERMISSION_DENIED',
         details: { side: 'response', mixed: false },
       });
@@ -203,14 +281,21 @@ describe('catalog-policy in the plane', () => {
     }, 60_000);
 
     it('one immutable snapshot of exact handles: ui, non-ui and mixed batches; an unknown tool fails closed', async () => {
-      const classify = (calls: { callId: string; name: string }[]) => plane.catalog.client.request(CatalogClassifyBatch, { ...audience('s-bus'), toolsets: [{ toolsetId: 'gated' }], calls }, { timeoutMs: 60_000 });
+      const classify = (calls: { callId: string; name: string }[]) =>
+        plane.catalog.client.request(CatalogClassifyBatch, { ...audience('s-bus'), toolsets: [{ toolsetId: 'gated' }], calls }, { timeoutMs: 60_000 });
       const ui = await classify([{ callId: 'a', name: 'show-widget' }]);
       expect(ui).toMatchObject({ classification: 'ui', calls: [{ callId: 'a', uiAssociated: true, handle: { connectionClass: 'app-safe' } }] });
       expect((await classify([{ callId: 'b', name: 'observed-capabilities' }])).classification).toBe('non-ui');
-      const mixed = await classify([{ callId: 'a', name: 'show-widget' }, { callId: 'b', name: 'observed-capabilities' }]);
+      const mixed = await classify([
+        { callId: 'a', name: 'show-widget' },
+        { callId: 'b', name: 'observed-capabilities' },
+      ]);
       expect(mixed.classification).toBe('mixed');
       expect(mixed.snapshotDigest).toMatch(/^[0-9a-f]{64}$/);
-      await expect(classify([{ callId: 'x', name: 'not-there' }])).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'TOOL_NOT_IN_CATALOG', callIds: ['x'] } });
+      await expect(classify([{ callId: 'x', name: 'not-there' }])).rejects.toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        details: { reason: 'TOOL_NOT_IN_CATALOG', callIds: ['x'] },
+      });
     }, 60_000);
 
     it('a tool removed between listing and call is refused at batch admission (fresh listing, never the cache)', async () => {
@@ -219,7 +304,11 @@ describe('catalog-policy in the plane', () => {
       expect((await model('removal', 's-removal')).tools.map((t) => t.nativeName)).toContain('plain');
       fs.writeFileSync(stateFile, '100');
       await expect(
-        plane.catalog.client.request(CatalogClassifyBatch, { ...audience('s-removal'), toolsets: [{ toolsetId: 'removal' }], calls: [{ callId: 'c', name: 'plain' }] }, { timeoutMs: 60_000 }),
+        plane.catalog.client.request(
+          CatalogClassifyBatch,
+          { ...audience('s-removal'), toolsets: [{ toolsetId: 'removal' }], calls: [{ callId: 'c', name: 'plain' }] },
+          { timeoutMs: 60_000 },
+        ),
       ).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'TOOL_NOT_IN_CATALOG' } });
     }, 60_000);
   });
@@ -232,7 +321,9 @@ describe('catalog-policy in the plane', () => {
       expect(second.excluded).toContainEqual({ toolsetId: 'drift', name: 'echo', reason: 'QUARANTINED' });
       const h = await acquire('drift', 'app-safe', 's-drift');
       // Pins are per class: the app-safe declaration is first seen by the app catalog, then drifts like the other.
-      expect((await plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 })).tools.map((t) => t.nativeName)).toContain('echo');
+      expect((await plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 })).tools.map((t) => t.nativeName)).toContain(
+        'echo',
+      );
       const app = await plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 });
       expect(app.excluded).toContainEqual({ toolsetId: 'drift', name: 'echo', reason: 'QUARANTINED' });
       expect(app.tools.map((t) => t.nativeName)).toContain('poisoned');

@@ -13,7 +13,9 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const plane = await startPlane(config, process.env);
-  process.stdout.write(`\nAppHost is running at ${plane.url}\n  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`);
+  process.stdout.write(
+    `\nAppHost is running at ${plane.url}\n  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`,
+  );
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;

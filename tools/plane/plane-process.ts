@@ -27,4 +27,3 @@ export async function listServices(base: string, tokenFile: string): Promise<Ser
   expect(res.status).toBe(200);
   return ((await res.json()) as { services: ServiceEntry[] }).services;
 }
-

@@ -3,7 +3,17 @@ import os from 'node:os';
 import path from 'node:path';
 import { BusClient } from '@apphost/bus';
 import { LifecycleGetSession } from '@apphost/contracts';
-import { connectTestTransport, dropSchemasWithPrefix, spawnTs, TEST_BUS_PREFIX, TEST_DATABASE_URL, TEST_NATS_URL, TEST_REDIS_URL, uniquePrefix, waitForExit } from '@apphost/testing';
+import {
+  connectTestTransport,
+  dropSchemasWithPrefix,
+  spawnTs,
+  TEST_BUS_PREFIX,
+  TEST_DATABASE_URL,
+  TEST_NATS_URL,
+  TEST_REDIS_URL,
+  uniquePrefix,
+  waitForExit,
+} from '@apphost/testing';
 import { ENTRY, listServices, startPlane } from './plane-process';
 
 describe('all-in-one plane', () => {
@@ -45,7 +55,14 @@ describe('all-in-one plane', () => {
   it('uses the real NATS, PostgreSQL and Redis when their URLs are set', async () => {
     const prefix = uniquePrefix();
     try {
-      const plane = await startPlane({ APPHOST_HOME: home, NATS_URL: TEST_NATS_URL, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, DATABASE_SCHEMA_PREFIX: prefix, BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX });
+      const plane = await startPlane({
+        APPHOST_HOME: home,
+        NATS_URL: TEST_NATS_URL,
+        DATABASE_URL: TEST_DATABASE_URL,
+        REDIS_URL: TEST_REDIS_URL,
+        DATABASE_SCHEMA_PREFIX: prefix,
+        BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX,
+      });
       const services = await listServices(plane.base, path.join(home, 'dev-token'));
       expect(services.map((s) => s.status)).toEqual(Array(7).fill('ok'));
       expect(new Set(services.map((s) => s.describe?.transport))).toEqual(new Set(['nats']));
@@ -86,7 +103,13 @@ describe('all-in-one plane', () => {
     try {
       for (const p of planes) {
         fs.chmodSync(p.home, 0o755);
-        const env = { APPHOST_HOME: p.home, NATS_URL: TEST_NATS_URL, DATABASE_URL: TEST_DATABASE_URL, REDIS_URL: TEST_REDIS_URL, DATABASE_SCHEMA_PREFIX: p.prefix };
+        const env = {
+          APPHOST_HOME: p.home,
+          NATS_URL: TEST_NATS_URL,
+          DATABASE_URL: TEST_DATABASE_URL,
+          REDIS_URL: TEST_REDIS_URL,
+          DATABASE_SCHEMA_PREFIX: p.prefix,
+        };
         started.push(await startPlane({ ...env, BUS_SUBJECT_PREFIX: `${TEST_BUS_PREFIX}-${p.name}` }));
       }
       // Same service names, same queue groups, one server: without namespaces half of these would be the other plane's.

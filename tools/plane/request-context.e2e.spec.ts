@@ -1,7 +1,16 @@
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { RegistryPutProfile, RegistryPutToolset, type RunToolBatchResponse } from '@apphost/contracts';
 import { FAULT_POINTS, registerTracerProvider, type FaultPoints, type Tracing } from '@apphost/runtime';
-import { captureServiceLogs, dropSchemasWithPrefix, sleep, startFakeProviders, startPrivateNats, uniquePrefix, type PrivateNats, type Stoppable } from '@apphost/testing';
+import {
+  captureServiceLogs,
+  dropSchemasWithPrefix,
+  sleep,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+  type PrivateNats,
+  type Stoppable,
+} from '@apphost/testing';
 import { fixtureSpec, profile, token } from './catalog-harness';
 import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
@@ -23,7 +32,11 @@ describe('request context across the plane', () => {
   let alice: string;
 
   const post = async (url: string, body: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(`${plane.base}${url}`, { method: 'POST', headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+    const res = await fetch(`${plane.base}${url}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    });
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
   };
   const events = async (sessionId: string) => {
@@ -39,7 +52,11 @@ describe('request context across the plane', () => {
     plane = await bootBatchPlane(nats.url, prefix, { CATALOG_APP_TOOLSETS: JSON.stringify({ 'ctx-app': [{ toolsetId: 'nonce' }] }) });
     alice = await token('alice');
     await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
-    const put = await plane.registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
+    const put = await plane.registry.client.request(
+      RegistryPutToolset,
+      { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') },
+      { timeoutMs: 30_000 },
+    );
     expect(put.status.state).toBe('PROFILE_BOUND');
   }, 120_000);
 
@@ -97,7 +114,9 @@ describe('request context across the plane', () => {
     await held;
     // governed-operations went on past the deadline: its append was refused before it was sent.
     await sleep(300);
-    const refused = logs.lines.filter((l) => l.correlationId === 'ctx-e2e-late' && l.service === 'lifecycle-store' && String(l.subject ?? '').includes('append'));
+    const refused = logs.lines.filter(
+      (l) => l.correlationId === 'ctx-e2e-late' && l.service === 'lifecycle-store' && String(l.subject ?? '').includes('append'),
+    );
     expect(refused).toEqual([]);
     expect(await events('ctx-2')).toEqual([]);
   }, 60_000);

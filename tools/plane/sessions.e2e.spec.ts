@@ -12,7 +12,14 @@ const AUDIENCE = 'apphost-e2e';
 const SECRET = 'an-e2e-secret-that-is-at-least-32-bytes-long';
 
 const token = (sub: string, tenant = 'acme', scope = 'runtime') =>
-  new SignJWT({ tenant, scope }).setProtectedHeader({ alg: 'HS256' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject(sub).setIssuedAt().setExpirationTime('5m').sign(new TextEncoder().encode(SECRET));
+  new SignJWT({ tenant, scope })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setIssuer(ISSUER)
+    .setAudience(AUDIENCE)
+    .setSubject(sub)
+    .setIssuedAt()
+    .setExpirationTime('5m')
+    .sign(new TextEncoder().encode(SECRET));
 
 describeOnPostgres('session routes', (target) => {
   describe('through the gateway and the lifecycle-store', () => {
@@ -28,7 +35,10 @@ describeOnPostgres('session routes', (target) => {
       const byName = (name: string) => definitions.find((d) => d.name === name)!;
       const booted = await bootServices(prefix, {
         lifecycle: { definition: byName('lifecycle-store'), env: { DATABASE_URL: target.url } },
-        gateway: { definition: byName('gateway'), env: { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE, AUTH_JWT_HS256_SECRET: SECRET } },
+        gateway: {
+          definition: byName('gateway'),
+          env: { AUTH_MODE: 'jwt', AUTH_JWT_ISSUER: ISSUER, AUTH_JWT_AUDIENCE: AUDIENCE, AUTH_JWT_HS256_SECRET: SECRET },
+        },
       });
       ({ lifecycle, gateway } = booted.services);
       stop = booted.stop;
@@ -131,8 +141,10 @@ describeOnPostgres('session routes', (target) => {
       expect(await http('DELETE', '/v1/sessions/e2e-del?appName=dash', alice)).toMatchObject({ status: 200, body: { state: 'DELETED' } });
       expect((await http('GET', '/v1/sessions/e2e-del?appName=dash', alice)).status).toBe(404);
       expect((await http('GET', '/v1/sessions/e2e-del/events?appName=dash', alice)).status).toBe(404);
-      expect(await http('POST', '/v1/sessions', alice, { appName: 'dash', sessionId: 'e2e-del' })).toMatchObject({ status: 201, body: { incarnation: 2, state: 'ACTIVE' } });
+      expect(await http('POST', '/v1/sessions', alice, { appName: 'dash', sessionId: 'e2e-del' })).toMatchObject({
+        status: 201,
+        body: { incarnation: 2, state: 'ACTIVE' },
+      });
     });
   });
 });
-

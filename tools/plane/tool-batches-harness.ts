@@ -17,7 +17,12 @@ export interface BatchPlane {
  * The plane of a model tool batch: lifecycle-store, sealed-result-store, binding-registry, catalog-policy,
  * governed-operations and the gateway, booted from their definitions (by path) on one NATS.
  */
-export async function bootBatchPlane(natsUrl: string, prefix: string, catalogEnv: Record<string, string> = {}, governedEnv: Record<string, string> = {}): Promise<BatchPlane> {
+export async function bootBatchPlane(
+  natsUrl: string,
+  prefix: string,
+  catalogEnv: Record<string, string> = {},
+  governedEnv: Record<string, string> = {},
+): Promise<BatchPlane> {
   const definitions = loadServiceDefinitions();
   const byName = (name: string) => definitions.find((d) => d.name === name)!;
   const { services, stop } = await bootServices(
@@ -25,7 +30,10 @@ export async function bootBatchPlane(natsUrl: string, prefix: string, catalogEnv
     {
       lifecycle: { definition: byName('lifecycle-store'), env: { LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store' } },
       sealed: { definition: byName('sealed-result-store'), env: { SEALED_GC_INTERVAL_MS: '0' } },
-      registry: { definition: byName('binding-registry'), env: { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-batches' } },
+      registry: {
+        definition: byName('binding-registry'),
+        env: { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-batches' },
+      },
       catalog: { definition: byName('catalog-policy'), env: catalogEnv },
       governed: { definition: byName('governed-operations'), env: governedEnv },
       gateway: { definition: byName('gateway'), env: JWT_GATEWAY_ENV },

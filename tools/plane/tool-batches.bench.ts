@@ -35,7 +35,11 @@ async function main(): Promise<void> {
     if (created.status !== 201) throw new Error(`session create: ${created.status}`);
     let n = 0;
     const viaGateway = async () => {
-      const res = await fetch(`${base}/v1/sessions/bench-1/tool-batches`, { method: 'POST', headers: auth, body: JSON.stringify({ appName: 'bench', invocationId: `inv-${n++}`, calls: [{ tool: 'start-session', arguments: {} }] }) });
+      const res = await fetch(`${base}/v1/sessions/bench-1/tool-batches`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ appName: 'bench', invocationId: `inv-${n++}`, calls: [{ tool: 'start-session', arguments: {} }] }),
+      });
       if (res.status !== 200) throw new Error(`batch: ${res.status} ${await res.text()}`);
       await res.json();
     };

@@ -1,7 +1,25 @@
-import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, SealedGc, SealedResolve, type GenerationHandle, type RunToolBatchResponse } from '@apphost/contracts';
+import {
+  ConnCallTool,
+  RegistryAcquireGeneration,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  SealedGc,
+  SealedResolve,
+  type GenerationHandle,
+  type RunToolBatchResponse,
+} from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { requestOnGeneration } from '@apphost/mcp';
-import { descriptors, dropSchemasWithPrefix, startFakeProviders, startPrivateNats, uniquePrefix, PUBLISHED_SERVERS, STATEFUL_NONCE_RESOURCE, type PrivateNats } from '@apphost/testing';
+import {
+  descriptors,
+  dropSchemasWithPrefix,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+  PUBLISHED_SERVERS,
+  STATEFUL_NONCE_RESOURCE,
+  type PrivateNats,
+} from '@apphost/testing';
 import { fixtureSpec, profile, publishedSpec, token } from './catalog-harness';
 import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
@@ -22,7 +40,11 @@ describe('model tool batches in the plane', () => {
   let alice: string;
 
   const http = async (method: string, url: string, body?: unknown) => {
-    const res = await fetch(`${plane.base}${url}`, { method, headers: { authorization: `Bearer ${alice}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(`${plane.base}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${alice}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     const text = await res.text();
     return { status: res.status, text, body: JSON.parse(text) as Record<string, unknown> };
   };
@@ -36,18 +58,36 @@ describe('model tool batches in the plane', () => {
   };
   const resolve = (appName: string, sessionId: string, ev: RunToolBatchResponse, index = 0) =>
     plane.sealed.client.request(SealedResolve, {
-      key: { session: key(appName, sessionId), incarnation: ev.incarnation, eventId: String(ev.eventId), functionCallId: descriptors(ev)[index].correlation.functionCallId, recordId: descriptors(ev)[index].sealedResultRef!.recordId },
+      key: {
+        session: key(appName, sessionId),
+        incarnation: ev.incarnation,
+        eventId: String(ev.eventId),
+        functionCallId: descriptors(ev)[index].correlation.functionCallId,
+        recordId: descriptors(ev)[index].sealedResultRef!.recordId,
+      },
     });
   /** The app-safe generation of the session (per-session affinity: the one the UI calls ran on). */
   const appSafe = async (appName: string, sessionId: string, toolsetId: string): Promise<GenerationHandle> =>
     plane.registry.client.request(
       RegistryAcquireGeneration,
-      { toolsetId, connectionClass: 'app-safe', principal, session: { key: key(appName, sessionId), incarnation: 1 }, holder: { kind: 'view', id: `probe-${sessionId}` } },
+      {
+        toolsetId,
+        connectionClass: 'app-safe',
+        principal,
+        session: { key: key(appName, sessionId), incarnation: 1 },
+        holder: { kind: 'view', id: `probe-${sessionId}` },
+      },
       { timeoutMs: 30_000 },
     );
   const nonceOf = async (appName: string, sessionId: string, toolsetId = 'nonce'): Promise<string | null> => {
     const h = await appSafe(appName, sessionId, toolsetId);
-    const reply = await requestOnGeneration(plane.registry.client, ConnCallTool, h, { callId: `probe-${Date.now()}`, name: 'whoami', arguments: {} }, { timeoutMs: 30_000 });
+    const reply = await requestOnGeneration(
+      plane.registry.client,
+      ConnCallTool,
+      h,
+      { callId: `probe-${Date.now()}`, name: 'whoami', arguments: {} },
+      { timeoutMs: 30_000 },
+    );
     return (reply as unknown as { result: { structuredContent: { nonce: string | null } } }).result.structuredContent.nonce;
   };
 
@@ -74,7 +114,8 @@ describe('model tool batches in the plane', () => {
     );
     alice = await token('alice');
     await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
-    const put = (toolsetId: string, spec: Parameters<typeof plane.registry.client.request<typeof RegistryPutToolset>>[1]['spec']) => plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 30_000 });
+    const put = (toolsetId: string, spec: Parameters<typeof plane.registry.client.request<typeof RegistryPutToolset>>[1]['spec']) =>
+      plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 30_000 });
     expect((await put('nonce', fixtureSpec('stateful-nonce', 'p1'))).status.state).toBe('PROFILE_BOUND');
     expect((await put('sysmon', publishedSpec('systemMonitor', 'p1'))).status.state).toBe('PROFILE_BOUND');
     expect((await put('drift', fixtureSpec('hostile', 'p1', ['--mode=drift']))).status.state).toBe('PROFILE_BOUND');
@@ -82,7 +123,10 @@ describe('model tool batches in the plane', () => {
     expect((await put('echo', fixtureSpec('hostile', 'p1', ['--mode=normal']))).status.state).toBe('PROFILE_BOUND');
     expect((await put('legacy', fixtureSpec('stateful-nonce', null))).status.state).toBe('MODEL_ONLY');
     expect((await put('blank', fixtureSpec('hostile', 'p1', ['--mode=blank-results']))).status.state).toBe('PROFILE_BOUND');
-    expect((await put('careful', { ...fixtureSpec('stateful-nonce', 'p1'), requireConfirmation: ['start-session'] })).status).toMatchObject({ state: 'PROFILE_BOUND', requireConfirmation: ['start-session'] });
+    expect((await put('careful', { ...fixtureSpec('stateful-nonce', 'p1'), requireConfirmation: ['start-session'] })).status).toMatchObject({
+      state: 'PROFILE_BOUND',
+      requireConfirmation: ['start-session'],
+    });
   }, 120_000);
 
   afterAll(async () => {
@@ -125,13 +169,25 @@ describe('model tool batches in the plane', () => {
     const nonce = (envelope.result.structuredContent as { nonce: string }).nonce;
     expect(nonce).toMatch(/^[0-9a-f-]{36}$/);
     expect(envelope.result.content).toEqual(fr.response.content);
-    expect(envelope.refresh).toMatchObject({ toolsetId: 'nonce', nativeToolName: 'start-session', arguments: { kind: 'inline', value: { label: 'first' } }, initiatingOrigin: 'model', correlation: { invocationId: 'inv-1', functionCallId: fr.functionCallId } });
+    expect(envelope.refresh).toMatchObject({
+      toolsetId: 'nonce',
+      nativeToolName: 'start-session',
+      arguments: { kind: 'inline', value: { label: 'first' } },
+      initiatingOrigin: 'model',
+      correlation: { invocationId: 'inv-1', functionCallId: fr.functionCallId },
+    });
     // The call reached the app-safe generation of this session: its connection holds the nonce the seal holds.
     expect(await nonceOf('nonce-app', 'b-ui')).toBe(nonce);
 
     const listed = await events('nonce-app', 'b-ui');
     expect(listed.events).toHaveLength(1);
-    expect(listed.events[0]).toMatchObject({ id: ev.eventId, invocationId: 'inv-1', widgets: ev.widgets, functionResponses: [{ id: fr.functionCallId, name: 'start-session', response: fr.response }], immediateCaller: 'model' });
+    expect(listed.events[0]).toMatchObject({
+      id: ev.eventId,
+      invocationId: 'inv-1',
+      widgets: ev.widgets,
+      functionResponses: [{ id: fr.functionCallId, name: 'start-session', response: fr.response }],
+      immediateCaller: 'model',
+    });
     // The text content of the result echoes the nonce as JSON; only the sealed record has structuredContent.
     expect(listed.text).not.toContain('structuredContent');
     expect(listed.text).not.toContain('"_meta"');
@@ -162,7 +218,10 @@ describe('model tool batches in the plane', () => {
     for (const r of ev.functionResponses) expect(r.response).toEqual({ error: { code: 'MIXED_BATCH', message: expect.stringMatching(/one at a time/) } });
     const listed = await events('nonce-app', 'b-mixed');
     expect(listed.events).toHaveLength(1);
-    expect(listed.events[0]).toMatchObject({ id: ev.eventId, functionResponses: ev.functionResponses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })) });
+    expect(listed.events[0]).toMatchObject({
+      id: ev.eventId,
+      functionResponses: ev.functionResponses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })),
+    });
     expect(listed.events[0]).not.toHaveProperty('widgets');
     // start-session never ran on this session's app-safe connection: it holds no nonce.
     expect(await nonceOf('nonce-app', 'b-mixed')).toBeNull();
@@ -174,21 +233,43 @@ describe('model tool batches in the plane', () => {
     expect(res.status).toBe(200);
     const ev = res.body as unknown as RunToolBatchResponse;
     expect(ev).toMatchObject({ rejection: null, widgets: [] });
-    expect(ev.functionResponses[0]).toMatchObject({ functionCallId: 'w1', name: 'whoami', response: { content: [{ type: 'text' }], structuredContent: { nonce: null } } });
+    expect(ev.functionResponses[0]).toMatchObject({
+      functionCallId: 'w1',
+      name: 'whoami',
+      response: { content: [{ type: 'text' }], structuredContent: { nonce: null } },
+    });
   }, 120_000);
 
   it('an all-non-UI batch is byte-identical to a direct call on the same server', async () => {
     await session('echo-app', 'b-echo');
     const args = { text: 'héllo', n: [1, 2.5, { z: null }] };
-    const res = await batch('b-echo', { appName: 'echo-app', invocationId: 'inv-e', calls: [{ functionCallId: 'e', tool: 'echo', arguments: args }, { functionCallId: 'p', tool: 'poisoned', arguments: { a: 1 } }] });
+    const res = await batch('b-echo', {
+      appName: 'echo-app',
+      invocationId: 'inv-e',
+      calls: [
+        { functionCallId: 'e', tool: 'echo', arguments: args },
+        { functionCallId: 'p', tool: 'poisoned', arguments: { a: 1 } },
+      ],
+    });
     expect(res.status).toBe(200);
     const ev = res.body as unknown as RunToolBatchResponse;
     const full = await plane.registry.client.request(
       RegistryAcquireGeneration,
-      { toolsetId: 'echo', connectionClass: 'full', principal, session: { key: key('echo-app', 'b-echo'), incarnation: 1 }, holder: { kind: 'view', id: 'probe-echo' } },
+      {
+        toolsetId: 'echo',
+        connectionClass: 'full',
+        principal,
+        session: { key: key('echo-app', 'b-echo'), incarnation: 1 },
+        holder: { kind: 'view', id: 'probe-echo' },
+      },
       { timeoutMs: 30_000 },
     );
-    const direct = async (name: string, a: Record<string, unknown>) => ((await requestOnGeneration(plane.registry.client, ConnCallTool, full, { callId: `d-${name}`, name, arguments: a }, { timeoutMs: 30_000 })) as { result: unknown }).result;
+    const direct = async (name: string, a: Record<string, unknown>) =>
+      (
+        (await requestOnGeneration(plane.registry.client, ConnCallTool, full, { callId: `d-${name}`, name, arguments: a }, { timeoutMs: 30_000 })) as {
+          result: unknown;
+        }
+      ).result;
     expect(JSON.stringify(ev.functionResponses[0].response)).toBe(JSON.stringify(await direct('echo', args)));
     expect(JSON.stringify(ev.functionResponses[1].response)).toBe(JSON.stringify(await direct('poisoned', { a: 1 })));
     expect(ev.widgets).toEqual([]);
@@ -236,37 +317,56 @@ describe('model tool batches in the plane', () => {
     const ev = res.body as unknown as RunToolBatchResponse;
     const response = ev.functionResponses[0].response;
     expect(Object.keys(response).every((k) => ['content', 'isError', 'resultType'].includes(k))).toBe(true);
-    expect(ev.widgets).toEqual([expect.objectContaining({ resourceUri: VANILLA.resourceUri, toolsetId: 'vanilla', correlation: { invocationId: 'inv-v', functionCallId: 'v1' } })]);
+    expect(ev.widgets).toEqual([
+      expect.objectContaining({ resourceUri: VANILLA.resourceUri, toolsetId: 'vanilla', correlation: { invocationId: 'inv-v', functionCallId: 'v1' } }),
+    ]);
     const sealed = (await resolve('vanilla-app', 'b-van', ev)) as { envelope: { result: Record<string, unknown> } };
     expect(Object.fromEntries(Object.entries(sealed.envelope.result).filter(([k]) => ['content', 'isError', 'resultType'].includes(k)))).toEqual(response);
     const listed = await events('vanilla-app', 'b-van');
     expect(listed.events[0].widgets).toEqual(ev.widgets);
-    for (const extra of Object.keys(sealed.envelope.result).filter((k) => !['content', 'isError', 'resultType'].includes(k))) expect(listed.text).not.toContain(`"${extra}"`);
+    for (const extra of Object.keys(sealed.envelope.result).filter((k) => !['content', 'isError', 'resultType'].includes(k)))
+      expect(listed.text).not.toContain(`"${extra}"`);
   }, 120_000);
 
   it('drift between admission and call (the hostile fixture changes the schema on every listing) fails closed: the call does not run', async () => {
     await session('drift-app', 'b-drift');
-    const res = await batch('b-drift', { appName: 'drift-app', invocationId: 'inv-d', calls: [{ functionCallId: 'e1', tool: 'echo', arguments: { text: 'hi' } }] });
+    const res = await batch('b-drift', {
+      appName: 'drift-app',
+      invocationId: 'inv-d',
+      calls: [{ functionCallId: 'e1', tool: 'echo', arguments: { text: 'hi' } }],
+    });
     expect(res.status).toBe(200);
     const ev = res.body as unknown as RunToolBatchResponse;
-    expect(ev.functionResponses).toEqual([{ functionCallId: 'e1', name: 'echo', response: { error: { code: 'TOOL_DRIFT', message: expect.stringMatching(/changed/) } } }]);
+    expect(ev.functionResponses).toEqual([
+      { functionCallId: 'e1', name: 'echo', response: { error: { code: 'TOOL_DRIFT', message: expect.stringMatching(/changed/) } } },
+    ]);
     expect(ev.widgets).toEqual([]);
     expect((await events('drift-app', 'b-drift')).events).toHaveLength(1);
   }, 120_000);
 
   it('a result failing validation (only blank text) is an error response for that call; the event still records it', async () => {
     await session('blank-app', 'b-blank');
-    const res = await batch('b-blank', { appName: 'blank-app', invocationId: 'inv-b', calls: [{ functionCallId: 'b1', tool: 'echo', arguments: { text: 'x' } }] });
+    const res = await batch('b-blank', {
+      appName: 'blank-app',
+      invocationId: 'inv-b',
+      calls: [{ functionCallId: 'b1', tool: 'echo', arguments: { text: 'x' } }],
+    });
     expect(res.status).toBe(200);
     const ev = res.body as unknown as RunToolBatchResponse;
-    expect(ev.functionResponses).toEqual([{ functionCallId: 'b1', name: 'echo', response: { error: { code: 'RESULT_INVALID', message: expect.any(String) } } }]);
+    expect(ev.functionResponses).toEqual([
+      { functionCallId: 'b1', name: 'echo', response: { error: { code: 'RESULT_INVALID', message: expect.any(String) } } },
+    ]);
     expect(ev.widgets).toEqual([]);
-    expect((await events('blank-app', 'b-blank')).events).toEqual([expect.objectContaining({ id: ev.eventId, functionResponses: [{ id: 'b1', name: 'echo', response: ev.functionResponses[0].response }] })]);
+    expect((await events('blank-app', 'b-blank')).events).toEqual([
+      expect.objectContaining({ id: ev.eventId, functionResponses: [{ id: 'b1', name: 'echo', response: ev.functionResponses[0].response }] }),
+    ]);
   }, 120_000);
 
   it('a session deleted (governed-operations and sealed-result-store in the cascade) and recreated: the old reference does not resolve', async () => {
     await session('nonce-app', 'b-del');
-    const ev = (await batch('b-del', { appName: 'nonce-app', invocationId: 'inv-del', calls: [{ functionCallId: 'd1', tool: 'start-session', arguments: {} }] })).body as unknown as RunToolBatchResponse;
+    const ev = (
+      await batch('b-del', { appName: 'nonce-app', invocationId: 'inv-del', calls: [{ functionCallId: 'd1', tool: 'start-session', arguments: {} }] })
+    ).body as unknown as RunToolBatchResponse;
     expect((await resolve('nonce-app', 'b-del', ev)).transfer).toBe('inline');
     const deleted = await http('DELETE', '/v1/sessions/b-del?appName=nonce-app');
     expect(deleted.status).toBe(200);
@@ -280,7 +380,14 @@ describe('model tool batches in the plane', () => {
 
   it('refuses before anything runs: duplicate ids (400), a tool outside the catalog (412), an unknown session (404); no event', async () => {
     await session('nonce-app', 'b-bad');
-    const dup = await batch('b-bad', { appName: 'nonce-app', invocationId: 'i', calls: [{ functionCallId: 'x', tool: 'whoami', arguments: {} }, { functionCallId: 'x', tool: 'whoami', arguments: {} }] });
+    const dup = await batch('b-bad', {
+      appName: 'nonce-app',
+      invocationId: 'i',
+      calls: [
+        { functionCallId: 'x', tool: 'whoami', arguments: {} },
+        { functionCallId: 'x', tool: 'whoami', arguments: {} },
+      ],
+    });
     expect(dup.status).toBe(400);
     expect(dup.body).toMatchObject({ error: { code: 'INVALID_ARGUMENT', details: { reason: 'DUPLICATE_FUNCTION_CALL_ID' } } });
     const unknown = await batch('b-bad', { appName: 'nonce-app', invocationId: 'i', calls: [{ tool: 'not-there', arguments: {} }] });
@@ -317,7 +424,11 @@ describe('model tool batches in the plane', () => {
 
   it('confirmation required: nothing runs until the user approves; the sealed arguments then run exactly once; a second decision is 404', async () => {
     await session('careful-app', 'b-careful');
-    const res = await batch('b-careful', { appName: 'careful-app', invocationId: 'inv-c', calls: [{ functionCallId: 'c1', tool: 'start-session', arguments: { label: 'approved' } }] });
+    const res = await batch('b-careful', {
+      appName: 'careful-app',
+      invocationId: 'inv-c',
+      calls: [{ functionCallId: 'c1', tool: 'start-session', arguments: { label: 'approved' } }],
+    });
     expect(res.status).toBe(200);
     const ev = res.body as unknown as RunToolBatchResponse;
     expect(ev.functionResponses[0].response).toEqual({ error: { code: 'CONFIRMATION_REQUIRED', message: expect.any(String) } });
@@ -334,7 +445,13 @@ describe('model tool batches in the plane', () => {
     expect(done.functionResponses[0]).toMatchObject({ functionCallId: 'c1', name: 'start-session' });
     expect(done.functionResponses[0].response).not.toHaveProperty('structuredContent');
     const sealed = (await plane.sealed.client.request(SealedResolve, {
-      key: { session: key('careful-app', 'b-careful'), incarnation: 1, eventId: String(done.eventId), functionCallId: 'c1', recordId: descriptors(done)[0].sealedResultRef!.recordId },
+      key: {
+        session: key('careful-app', 'b-careful'),
+        incarnation: 1,
+        eventId: String(done.eventId),
+        functionCallId: 'c1',
+        recordId: descriptors(done)[0].sealedResultRef!.recordId,
+      },
     })) as unknown as { envelope: { result: { structuredContent: { nonce: string } }; refresh: { arguments: unknown } } };
     expect(sealed.envelope.refresh.arguments).toEqual({ kind: 'inline', value: { label: 'approved' } });
     expect(await nonceOf('careful-app', 'b-careful', 'careful')).toBe(sealed.envelope.result.structuredContent.nonce);
@@ -348,7 +465,11 @@ describe('model tool batches in the plane', () => {
   it('a failure injected after sealing and before the append: no event, no resolvable reference, and GC collects the PENDING record', async () => {
     await session('nonce-app', 'b-fault');
     plane.governed.running.app.get<FaultPoints>(FAULT_POINTS).arm('batch.before-append');
-    const res = await batch('b-fault', { appName: 'nonce-app', invocationId: 'inv-f', calls: [{ functionCallId: 'f1', tool: 'start-session', arguments: {} }] });
+    const res = await batch('b-fault', {
+      appName: 'nonce-app',
+      invocationId: 'inv-f',
+      calls: [{ functionCallId: 'f1', tool: 'start-session', arguments: {} }],
+    });
     expect(res.status).toBe(500);
     expect(res.body).toMatchObject({ error: { code: 'INTERNAL' } });
     expect(await nonceOf('nonce-app', 'b-fault')).toMatch(/^[0-9a-f-]{36}$/); // the call ran and its result was sealed

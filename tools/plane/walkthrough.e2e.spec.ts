@@ -135,7 +135,13 @@ describe('README walkthrough on the all-in-one plane', () => {
     const ev = JSON.parse(outputs[batchCommand]) as RunToolBatchResponse;
     expect(ev.functionResponses[0]).toMatchObject({ functionCallId: 'call-1', name: VANILLA.uiTool, response: { content: [{ type: 'text' }] } });
     expect(ev.functionResponses[0].response).not.toHaveProperty('structuredContent');
-    expect(descriptors(ev)).toEqual([expect.objectContaining({ resourceUri: VANILLA.resourceUri, correlation: { invocationId: 'inv-1', functionCallId: 'call-1' }, sealedResultRef: expect.any(Object) })]);
+    expect(descriptors(ev)).toEqual([
+      expect.objectContaining({
+        resourceUri: VANILLA.resourceUri,
+        correlation: { invocationId: 'inv-1', functionCallId: 'call-1' },
+        sealedResultRef: expect.any(Object),
+      }),
+    ]);
 
     // 4. The events: descriptors, never sealed bytes.
     const eventsCommand = commands.findIndex((c) => c.includes('/events?appName=demo'));

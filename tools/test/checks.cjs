@@ -64,7 +64,8 @@ function enclosingCondition(ts, node) {
     if (ts.isConditionalExpression(parent) && child !== parent.condition) return 'ternary';
     if (ts.isBinaryExpression(parent) && child === parent.right) {
       const op = parent.operatorToken.kind;
-      if (op === ts.SyntaxKind.AmpersandAmpersandToken || op === ts.SyntaxKind.BarBarToken || op === ts.SyntaxKind.QuestionQuestionToken) return 'short-circuit';
+      if (op === ts.SyntaxKind.AmpersandAmpersandToken || op === ts.SyntaxKind.BarBarToken || op === ts.SyntaxKind.QuestionQuestionToken)
+        return 'short-circuit';
     }
     if (ts.isCaseClause(parent) || ts.isDefaultClause(parent)) return 'switch';
     if (ts.isCatchClause(parent)) return 'catch';
@@ -106,10 +107,16 @@ function conditionalRegistrations(file, source) {
       }
     }
     if (ts.isConditionalExpression(node)) {
-      const chosen = [node.whenTrue, node.whenFalse].filter((b) => !ts.isCallExpression(b)).map((b) => rootIdentifier(ts, b)).find((n) => n && REGISTRARS.has(n));
+      const chosen = [node.whenTrue, node.whenFalse]
+        .filter((b) => !ts.isCallExpression(b))
+        .map((b) => rootIdentifier(ts, b))
+        .find((n) => n && REGISTRARS.has(n));
       if (chosen) at(node, `${chosen} chosen by a condition`);
     }
-    if (ts.isBinaryExpression(node) && [ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.BarBarToken, ts.SyntaxKind.QuestionQuestionToken].includes(node.operatorToken.kind)) {
+    if (
+      ts.isBinaryExpression(node) &&
+      [ts.SyntaxKind.AmpersandAmpersandToken, ts.SyntaxKind.BarBarToken, ts.SyntaxKind.QuestionQuestionToken].includes(node.operatorToken.kind)
+    ) {
       const name = rootIdentifier(ts, node.right);
       if (name && REGISTRARS.has(name) && !ts.isCallExpression(node.right)) at(node, `${name} chosen by a condition`);
     }
@@ -133,7 +140,10 @@ function specFiles(dirs) {
       if (entry.isDirectory()) return walk(full);
       return entry.name.endsWith('.spec.ts') ? [full] : [];
     });
-  return dirs.filter((d) => fs.existsSync(d)).flatMap(walk).sort();
+  return dirs
+    .filter((d) => fs.existsSync(d))
+    .flatMap(walk)
+    .sort();
 }
 
 /** conditionalRegistrations over every spec file under `root`'s apps, libs and tools; paths relative to `root`. */

@@ -23,7 +23,11 @@ interface GraphNode {
 }
 
 const node = (name: string, root: string, targets: string[]): GraphNode => ({ name, data: { root, targets: Object.fromEntries(targets.map((t) => [t, {}])) } });
-const nodes = { bus: node('bus', 'libs/bus', ['lint', 'test']), gateway: node('gateway', 'apps/gateway', ['lint', 'test']), docs: node('docs', 'docs', ['lint']) };
+const nodes = {
+  bus: node('bus', 'libs/bus', ['lint', 'test']),
+  gateway: node('gateway', 'apps/gateway', ['lint', 'test']),
+  docs: node('docs', 'docs', ['lint']),
+};
 
 describe('runner checks', () => {
   it('names every project without a test target', () => {
@@ -52,7 +56,12 @@ describe('runner checks', () => {
   });
 
   it('collects the test files that registered no test', () => {
-    expect(checks.emptyTestFiles([{ root: 'tools', passed: 3, failed: 0, skipped: 0, emptyFiles: ['tools/b.spec.ts', 'tools/a.spec.ts'] }, { root: 'libs/bus', passed: 1, failed: 0, skipped: 0 }])).toEqual(['tools/a.spec.ts', 'tools/b.spec.ts']);
+    expect(
+      checks.emptyTestFiles([
+        { root: 'tools', passed: 3, failed: 0, skipped: 0, emptyFiles: ['tools/b.spec.ts', 'tools/a.spec.ts'] },
+        { root: 'libs/bus', passed: 1, failed: 0, skipped: 0 },
+      ]),
+    ).toEqual(['tools/a.spec.ts', 'tools/b.spec.ts']);
   });
 
   describe('conditional registration', () => {
@@ -70,14 +79,16 @@ describe('runner checks', () => {
       expect(scan("(hasKubectl ? describe : describe.skip)('kustomize', () => undefined);\n")).toEqual(['1: describe chosen by a condition']);
       expect(scan('const maybe = process.env.CI ? it : it.skip;\n')).toEqual(['1: it chosen by a condition']);
       expect(scan('const itIf = ok && it;\n')).toEqual(['1: it chosen by a condition']);
-      expect(scan("const sources = [a];\nif (kubectl) sources.push(b);\ndescribe.each(sources)('$name', () => undefined);\n")).toEqual(['2: the table of sources.each is filled under an if']);
+      expect(scan("const sources = [a];\nif (kubectl) sources.push(b);\ndescribe.each(sources)('$name', () => undefined);\n")).toEqual([
+        '2: the table of sources.each is filled under an if',
+      ]);
     });
 
     it('accepts conditions inside test bodies, loops over fixed tables and unconditional suites', () => {
       const source = [
         "describe('suite', () => {",
         '  for (const name of NAMES) {',
-        "    it(`checks ${name}`, () => {",
+        '    it(`checks ${name}`, () => {',
         '      if (name === "a") expect(name).toBe("a");',
         '      else expect(name).not.toBe("a");',
         '    });',

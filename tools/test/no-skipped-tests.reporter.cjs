@@ -19,7 +19,8 @@ class NoSkippedTestsReporter {
       const names = [];
       for (const file of results.testResults) {
         for (const t of file.testResults) {
-          if (t.status === 'pending' || t.status === 'todo' || t.status === 'skipped') names.push(`${path.relative(process.cwd(), file.testFilePath)}: ${t.fullName}`);
+          if (t.status === 'pending' || t.status === 'todo' || t.status === 'skipped')
+            names.push(`${path.relative(process.cwd(), file.testFilePath)}: ${t.fullName}`);
         }
       }
       this.error = new Error(`${skipped} skipped/todo test(s) are not allowed:\n  ${names.join('\n  ')}`);

@@ -32,6 +32,7 @@ function projectNodes() {
 
 const steps = [
   ['typecheck', path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', '--noEmit']],
+  ['format', path.join(root, 'node_modules', '.bin', 'prettier'), ['--check', '.', '--log-level', 'warn']],
   ['lint', nx, ['run-many', '-t', 'lint', '--parallel=2', '--outputStyle=stream']],
   ['test', nx, ['run-many', '-t', 'test', '--parallel=2', '--outputStyle=stream', '--skip-nx-cache', ...extra]],
 ];
@@ -52,9 +53,13 @@ const expected = checks.selectedProjects(nodes, extra).map((node) => ({ name: no
 report('projects that passed no test', checks.projectsWithoutPassedTests(expected, tallies));
 report('test files that registered no test', checks.emptyTestFiles(tallies));
 
-let passed = 0, failed = 0, skipped = 0;
+let passed = 0,
+  failed = 0,
+  skipped = 0;
 for (const t of tallies) {
-  passed += t.passed; failed += t.failed; skipped += t.skipped;
+  passed += t.passed;
+  failed += t.failed;
+  skipped += t.skipped;
 }
 if (failedSteps.length) console.log(`\nfailed steps: ${failedSteps.join(', ')}`);
 console.log(`tests: ${passed} passed, ${failed} failed, ${skipped} skipped`);

@@ -21,7 +21,10 @@ describe('registry configuration', () => {
 
 describe('resolveTarget', () => {
   const stdio = toolsetSpecSchema.parse({ connection: { kind: 'stdio', command: '/bin/true' }, profileId: null });
-  const http = toolsetSpecSchema.parse({ connection: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: { secretRef: 'token' } } }, profileId: null });
+  const http = toolsetSpecSchema.parse({
+    connection: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: { secretRef: 'token' } } },
+    profileId: null,
+  });
 
   it('refuses stdio specs unless the deployment allows them', () => {
     const refused = (() => {
@@ -38,7 +41,11 @@ describe('resolveTarget', () => {
 
   it('resolves header references from configured secrets only; the spec never holds the value', () => {
     expect(JSON.stringify(http)).not.toContain('s3cret');
-    expect(resolveTarget(http, parseRegistryConfig({ REGISTRY_SECRETS: '{"token":"s3cret"}' }))).toEqual({ kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 's3cret' } });
+    expect(resolveTarget(http, parseRegistryConfig({ REGISTRY_SECRETS: '{"token":"s3cret"}' }))).toEqual({
+      kind: 'http',
+      url: 'https://mcp.example.com/mcp',
+      headers: { Authorization: 's3cret' },
+    });
     expect(() => resolveTarget(http, parseRegistryConfig({}))).toThrow(/secret token is not configured/);
   });
 });

@@ -38,20 +38,21 @@ export interface CatalogConfig {
 }
 
 /** The schema a service definition parses: the variables above, shaped into `CatalogConfig`. */
-export const catalogConfig = catalogConfigSchema.transform(
-  (c): CatalogConfig => ({
-    reservedNames: (c.CATALOG_RESERVED_NAMES === undefined ? [...DEFAULT_RESERVED_NAMES] : c.CATALOG_RESERVED_NAMES.split(',').map((s) => s.trim()).filter(Boolean)).map((n) =>
-      n.toLowerCase(),
-    ),
-    modelCacheTtlMs: c.CATALOG_MODEL_CACHE_TTL_MS,
-    modelCacheMaxEntries: c.CATALOG_MODEL_CACHE_MAX_ENTRIES,
-    appToolsets: new Map(Object.entries(c.CATALOG_APP_TOOLSETS ?? {})),
-    registryTimeoutMs: c.CATALOG_REGISTRY_TIMEOUT_MS,
-    maxTools: c.CATALOG_MAX_TOOLS,
-    readMaxItemBytes: c.CATALOG_READ_MAX_ITEM_BYTES,
-    readMaxTotalBytes: c.CATALOG_READ_MAX_TOTAL_BYTES,
-  }),
-);
+export const catalogConfig = catalogConfigSchema.transform((c): CatalogConfig => ({
+  reservedNames: (c.CATALOG_RESERVED_NAMES === undefined
+    ? [...DEFAULT_RESERVED_NAMES]
+    : c.CATALOG_RESERVED_NAMES.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+  ).map((n) => n.toLowerCase()),
+  modelCacheTtlMs: c.CATALOG_MODEL_CACHE_TTL_MS,
+  modelCacheMaxEntries: c.CATALOG_MODEL_CACHE_MAX_ENTRIES,
+  appToolsets: new Map(Object.entries(c.CATALOG_APP_TOOLSETS ?? {})),
+  registryTimeoutMs: c.CATALOG_REGISTRY_TIMEOUT_MS,
+  maxTools: c.CATALOG_MAX_TOOLS,
+  readMaxItemBytes: c.CATALOG_READ_MAX_ITEM_BYTES,
+  readMaxTotalBytes: c.CATALOG_READ_MAX_TOTAL_BYTES,
+}));
 
 /** Parses catalog-policy's settings alone (tests); a service gets them in `context.config`. */
 export function parseCatalogConfig(env: Record<string, string | undefined>): CatalogConfig {

@@ -14,7 +14,15 @@ export class GatewayModule {
   static register(): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [OpenApiController, ServicesController, SessionsController, AdminController, CatalogController, ToolApprovalController, ToolBatchesController],
+      controllers: [
+        OpenApiController,
+        ServicesController,
+        SessionsController,
+        AdminController,
+        CatalogController,
+        ToolApprovalController,
+        ToolBatchesController,
+      ],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };
   }

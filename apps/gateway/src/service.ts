@@ -10,7 +10,8 @@ export const gatewayService = defineService({
   config: authConfig,
   imports: async (context) => {
     const auth = await AuthModule.fromConfig(context.config.auth, { bindHost: context.config.HTTP_HOST });
-    if (auth.developmentProvider) context.logger.warn({ tokenFile: auth.developmentProvider.tokenFile }, 'development authentication: local tokens only, loopback only');
+    if (auth.developmentProvider)
+      context.logger.warn({ tokenFile: auth.developmentProvider.tokenFile }, 'development authentication: local tokens only, loopback only');
     return [auth.module, GatewayModule.register()];
   },
 });

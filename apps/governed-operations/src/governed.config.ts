@@ -7,9 +7,24 @@ const schema = z.object({
   GOVERNED_CLASSIFY_TIMEOUT_MS: ms(60_000),
   GOVERNED_CALL_TIMEOUT_MS: ms(60_000),
   GOVERNED_STORE_TIMEOUT_MS: ms(10_000),
-  GOVERNED_SEAL_PENDING_TTL_MS: z.coerce.number().int().min(0).max(24 * 3600 * 1000).optional(),
-  GOVERNED_CONFIRMATION_TTL_MS: z.coerce.number().int().min(1_000).max(12 * 3600 * 1000).default(600_000),
-  GOVERNED_CONFIRMATION_RETENTION_MS: z.coerce.number().int().min(0).max(12 * 3600 * 1000).default(3_600_000),
+  GOVERNED_SEAL_PENDING_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 3600 * 1000)
+    .optional(),
+  GOVERNED_CONFIRMATION_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(12 * 3600 * 1000)
+    .default(600_000),
+  GOVERNED_CONFIRMATION_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(12 * 3600 * 1000)
+    .default(3_600_000),
 });
 
 export interface BatchConfig {
@@ -24,16 +39,14 @@ export interface BatchConfig {
 }
 
 /** The service's settings (see README.md), shaped into `BatchConfig`; bad values stop startup, naming the variable. */
-export const batchConfig = schema.transform(
-  (c): BatchConfig => ({
-    classifyTimeoutMs: c.GOVERNED_CLASSIFY_TIMEOUT_MS,
-    callTimeoutMs: c.GOVERNED_CALL_TIMEOUT_MS,
-    storeTimeoutMs: c.GOVERNED_STORE_TIMEOUT_MS,
-    pendingTtlMs: c.GOVERNED_SEAL_PENDING_TTL_MS,
-    confirmationTtlMs: c.GOVERNED_CONFIRMATION_TTL_MS,
-    confirmationRetentionMs: c.GOVERNED_CONFIRMATION_RETENTION_MS,
-  }),
-);
+export const batchConfig = schema.transform((c): BatchConfig => ({
+  classifyTimeoutMs: c.GOVERNED_CLASSIFY_TIMEOUT_MS,
+  callTimeoutMs: c.GOVERNED_CALL_TIMEOUT_MS,
+  storeTimeoutMs: c.GOVERNED_STORE_TIMEOUT_MS,
+  pendingTtlMs: c.GOVERNED_SEAL_PENDING_TTL_MS,
+  confirmationTtlMs: c.GOVERNED_CONFIRMATION_TTL_MS,
+  confirmationRetentionMs: c.GOVERNED_CONFIRMATION_RETENTION_MS,
+}));
 
 /** Parses the service's settings alone (tests); a service gets them in `context.config`. */
 export function parseBatchConfig(env: Record<string, string | undefined>): BatchConfig {

@@ -11,7 +11,14 @@ export const lifecycleConfigSchema = z.object({
     z
       .string()
       .optional()
-      .transform((raw) => [...new Set((raw ?? '').split(',').map((s) => s.trim()).filter(Boolean))])
+      .transform((raw) => [
+        ...new Set(
+          (raw ?? '')
+            .split(',')
+            .map((s) => s.trim())
+            .filter(Boolean),
+        ),
+      ])
       .pipe(z.array(cascadeParticipantNameSchema)),
   ),
   /** Per-call timeout of a cascade participant request. */
@@ -22,4 +29,3 @@ export const lifecycleConfigSchema = z.object({
   LIFECYCLE_RECOVER_ON_START: z.preprocess(blankToUndefined, z.enum(['true', 'false']).default('true')).transform((v) => v === 'true'),
 });
 export type LifecycleConfig = z.infer<typeof lifecycleConfigSchema>;
-

@@ -4,10 +4,4 @@ export type { OpenServiceDatabaseOptions, MigrationClass, EntityTarget, Persiste
 export { STORE_IDENTITY_MIGRATION } from './lib/store-identity.migration';
 export { advisoryLockKey } from './lib/advisory-lock';
 export { redactUrl, redactText } from '@apphost/redact';
-export {
-  startEmbeddedPostgres,
-  embeddedPasswordFile,
-  EMBEDDED_DATABASE,
-  type EmbeddedPostgres,
-  type EmbeddedPostgresOptions,
-} from './lib/embedded-postgres';
+export { startEmbeddedPostgres, embeddedPasswordFile, EMBEDDED_DATABASE, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './lib/embedded-postgres';

@@ -56,7 +56,10 @@ export class BindingService {
       const binding = await this.binding(toolsetId, generation);
       if (binding.state === 'PROFILE_BOUND' || binding.state === 'MODEL_ONLY') return { toolset, binding };
       if (binding.state === 'REVOKING' || binding.state === 'CLOSED') throw closedError(toolsetId, generation, binding.state);
-      if (Date.now() >= deadline) throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, { details: RegistryReasons.details('BINDING_MATERIALIZING') });
+      if (Date.now() >= deadline)
+        throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, {
+          details: RegistryReasons.details('BINDING_MATERIALIZING'),
+        });
       await changed;
     }
   }
@@ -103,7 +106,8 @@ export class BindingService {
 
   async verifyRevision(toolsetId: string, bindingRevision: string): Promise<{ valid: boolean; keyId: string; current: boolean }> {
     const toolset = await this.toolset(toolsetId);
-    if (!toolset.profileId) throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: RegistryReasons.details('MODEL_ONLY') });
+    if (!toolset.profileId)
+      throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: RegistryReasons.details('MODEL_ONLY') });
     const profile = await this.store.profiles.get(toolset.profileId);
     if (!profile) throw new AppHostError('NOT_FOUND', `profile ${toolset.profileId} does not exist`);
     const verdict = await this.keys.verify(BINDING_REVISION_PURPOSE, bindingDigest(toolsetId, toolset.profileId, profile), bindingRevision);
@@ -146,5 +150,7 @@ export class BindingService {
 }
 
 function closedError(toolsetId: string, generation: number, state: BindingState): AppHostError {
-  return new AppHostError('FAILED_PRECONDITION', `binding ${toolsetId}#${generation} is ${state}`, { details: RegistryReasons.details('BINDING_CLOSED', { state, bindingGeneration: generation }) });
+  return new AppHostError('FAILED_PRECONDITION', `binding ${toolsetId}#${generation} is ${state}`, {
+    details: RegistryReasons.details('BINDING_CLOSED', { state, bindingGeneration: generation }),
+  });
 }

@@ -1,4 +1,15 @@
-import { ConnCallTool, ConnListTools, toolsetSpecSchema, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRevokeToolset, type GenerationHandle } from '@apphost/contracts';
+import {
+  ConnCallTool,
+  ConnListTools,
+  toolsetSpecSchema,
+  RegistryAcquireGeneration,
+  RegistryGetToolset,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  RegistryRebindToolset,
+  RegistryRevokeToolset,
+  type GenerationHandle,
+} from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import type { RegistryFaultPoint } from '../registry.faults';
@@ -31,7 +42,13 @@ afterAll(async () => {
 
 const bus = () => registry.client;
 async function acquire(toolsetId: string, connectionClass: 'app-safe' | 'full' = 'app-safe', sessionId = 's1'): Promise<GenerationHandle> {
-  const handle = await bus().request(RegistryAcquireGeneration, { toolsetId, connectionClass, principal: alice, session: session(sessionId), holder: { kind: 'view', id: `v-${handles.length}` } });
+  const handle = await bus().request(RegistryAcquireGeneration, {
+    toolsetId,
+    connectionClass,
+    principal: alice,
+    session: session(sessionId),
+    holder: { kind: 'view', id: `v-${handles.length}` },
+  });
   handles.push(handle);
   return handle;
 }
@@ -63,19 +80,26 @@ describe('readiness: PROFILE_BOUND advertises, every missing provider means MODE
   }, 60_000);
 
   const kinds = ['principalResolver', 'sessionAuthorizer', 'keyProvider', 'sealedResultStore', 'lifecycleStore', 'exportAuditStore'] as const;
-  it.each(kinds)('missing %s → MODEL_ONLY, and the capability-gated server sees no advertisement', async (kind) => {
-    const base = profile();
-    await bus().request(RegistryPutProfile, { profileId: `no-${kind}`, profile: profile({ [kind]: { ...base.providers[kind], namespace: 'absent-namespace' } }) });
-    const { status } = await bus().request(RegistryPutToolset, { toolsetId: `no-${kind}`, spec: fixtureSpec('capability-gated', `no-${kind}`) });
-    expect(status.state).toBe('MODEL_ONLY');
-    expect(status.bindingRevision).toBeNull();
-    expect(status.readiness.find((r) => r.provider === kind)).toMatchObject({ present: false, reason: 'NAMESPACE_MISMATCH' });
-    expect(status.readiness.filter((r) => !r.present)).toHaveLength(1);
-    const handle = await acquire(`no-${kind}`);
-    expect(handle.advertisesUi).toBe(false);
-    expect(await observedUi(handle)).toBe(false);
-    expect(await listedUiMeta(handle)).toBeUndefined();
-  }, 60_000);
+  it.each(kinds)(
+    'missing %s → MODEL_ONLY, and the capability-gated server sees no advertisement',
+    async (kind) => {
+      const base = profile();
+      await bus().request(RegistryPutProfile, {
+        profileId: `no-${kind}`,
+        profile: profile({ [kind]: { ...base.providers[kind], namespace: 'absent-namespace' } }),
+      });
+      const { status } = await bus().request(RegistryPutToolset, { toolsetId: `no-${kind}`, spec: fixtureSpec('capability-gated', `no-${kind}`) });
+      expect(status.state).toBe('MODEL_ONLY');
+      expect(status.bindingRevision).toBeNull();
+      expect(status.readiness.find((r) => r.provider === kind)).toMatchObject({ present: false, reason: 'NAMESPACE_MISMATCH' });
+      expect(status.readiness.filter((r) => !r.present)).toHaveLength(1);
+      const handle = await acquire(`no-${kind}`);
+      expect(handle.advertisesUi).toBe(false);
+      expect(await observedUi(handle)).toBe(false);
+      expect(await listedUiMeta(handle)).toBeUndefined();
+    },
+    60_000,
+  );
 
   it('a toolset without a profile is MODEL_ONLY by construction', async () => {
     const { status } = await bus().request(RegistryPutToolset, { toolsetId: 'no-profile', spec: fixtureSpec('capability-gated', null) });
@@ -86,7 +110,9 @@ describe('readiness: PROFILE_BOUND advertises, every missing provider means MODE
 describe('profiles and toolset specs are immutable', () => {
   it('same content is idempotent; other content under the same id is CONFLICT', async () => {
     expect(await bus().request(RegistryPutProfile, { profileId: 'full', profile: profile() })).toMatchObject({ created: false });
-    const conflict = await expectAppError(bus().request(RegistryPutProfile, { profileId: 'full', profile: { ...profile(), renderer: { id: 'other', version: '2' } } }));
+    const conflict = await expectAppError(
+      bus().request(RegistryPutProfile, { profileId: 'full', profile: { ...profile(), renderer: { id: 'other', version: '2' } } }),
+    );
     expect(conflict.code).toBe('CONFLICT');
     expect(await bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('capability-gated', 'full') })).toMatchObject({ created: false });
     expect((await expectAppError(bus().request(RegistryPutToolset, { toolsetId: 'bound', spec: fixtureSpec('hostile', 'full') }))).code).toBe('CONFLICT');
@@ -121,7 +147,10 @@ describe('binding lifecycle latch', () => {
     faults().arm('binding.after-begin-materialize', materialize.action);
     const put = bus().request(RegistryPutToolset, { toolsetId: 'latch-b', spec: fixtureSpec('stateful-nonce', 'full') });
     await materialize.reached;
-    const [first, second] = await Promise.all([bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' }), bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' })]);
+    const [first, second] = await Promise.all([
+      bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' }),
+      bus().request(RegistryRevokeToolset, { toolsetId: 'latch-b' }),
+    ]);
     materialize.release();
     const { status } = await put;
     for (const s of [first, second, status]) expect(['REVOKING', 'CLOSED']).toContain(s.state);
@@ -168,7 +197,7 @@ describe('binding lifecycle latch', () => {
       return { reached, reads: () => count };
     }
 
-    it('a caller waiting on this replica\'s construction is woken when it finishes', async () => {
+    it("a caller waiting on this replica's construction is woken when it finishes", async () => {
       let release!: () => void;
       const held = new Promise<void>((r) => (release = r));
       let reached!: () => void;
@@ -188,7 +217,7 @@ describe('binding lifecycle latch', () => {
       expect(watched.reads()).toBe(1);
     }, 30_000);
 
-    it('a caller waiting on another replica\'s construction is woken by its notification', async () => {
+    it("a caller waiting on another replica's construction is woken by its notification", async () => {
       // Another replica won the construction: the row is MATERIALIZING and nothing in this process will finish it.
       const spec = toolsetSpecSchema.parse(fixtureSpec('capability-gated', null));
       await store().toolsets.put('wait-remote', spec, 'digest-wait-remote');
@@ -245,7 +274,10 @@ describe('revocation and rebind on live pooled connections', () => {
     expect(rebound).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 2 });
     const slowError = await expectAppError(slow);
     expect(slowError.details?.['reason']).toBe('CONNECTION_GENERATION_GONE');
-    const listed = await listing.then((l) => l.tools.length, (e: unknown) => e);
+    const listed = await listing.then(
+      (l) => l.tools.length,
+      (e: unknown) => e,
+    );
     // The listing either finished before the swap or failed typed; never a partial catalog.
     if (typeof listed === 'number') expect(listed).toBe(5);
     else expect(listed).toMatchObject({ details: { reason: 'CONNECTION_GENERATION_GONE' } });

@@ -19,7 +19,10 @@ export class ProfilesToolsetsService {
 
   async putProfile(profileId: string, profile: HostProfile): Promise<{ profileId: string; created: boolean; fingerprint: string }> {
     const outcome = await this.store.profiles.put(profileId, profile, canonicalDigest('binding-revision', { profile }));
-    if (outcome.kind === 'conflict') throw new AppHostError('CONFLICT', `profile ${profileId} exists with other content; profiles are immutable (use a new id)`, { details: RegistryReasons.details('PROFILE_IMMUTABLE') });
+    if (outcome.kind === 'conflict')
+      throw new AppHostError('CONFLICT', `profile ${profileId} exists with other content; profiles are immutable (use a new id)`, {
+        details: RegistryReasons.details('PROFILE_IMMUTABLE'),
+      });
     return { profileId, created: outcome.kind === 'created', fingerprint: canonicalDigest('binding-revision', fingerprintSubset(profile)) };
   }
 
@@ -27,12 +30,16 @@ export class ProfilesToolsetsService {
     if (spec.connection.kind === 'stdio' && !this.config.allowStdio) throw stdioRefused();
     if (spec.connection.kind === 'http') {
       for (const ref of Object.values(spec.connection.headers)) {
-        if (!this.config.secrets.has(ref.secretRef)) throw new AppHostError('INVALID_ARGUMENT', `secret ${ref.secretRef} is not configured`, { details: RegistryReasons.details('SECRET_MISSING') });
+        if (!this.config.secrets.has(ref.secretRef))
+          throw new AppHostError('INVALID_ARGUMENT', `secret ${ref.secretRef} is not configured`, { details: RegistryReasons.details('SECRET_MISSING') });
       }
     }
     if (spec.profileId && !(await this.store.profiles.get(spec.profileId))) throw new AppHostError('NOT_FOUND', `profile ${spec.profileId} does not exist`);
     const outcome = await this.store.toolsets.put(toolsetId, spec, canonicalDigest('binding-revision', { spec }));
-    if (outcome.kind === 'conflict') throw new AppHostError('CONFLICT', `toolset ${toolsetId} exists with another spec; specs are immutable (use a new id)`, { details: RegistryReasons.details('TOOLSET_IMMUTABLE') });
+    if (outcome.kind === 'conflict')
+      throw new AppHostError('CONFLICT', `toolset ${toolsetId} exists with another spec; specs are immutable (use a new id)`, {
+        details: RegistryReasons.details('TOOLSET_IMMUTABLE'),
+      });
     await this.bindings.materialized(toolsetId).catch((error: unknown) => {
       if (!(RegistryReasons.of(error) === 'BINDING_CLOSED')) throw error;
     });

@@ -1,6 +1,17 @@
 import { ConnCallTool, ConnPing, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, eventually, expectAppError, type PrivateNats, spawnTs, startFakeProviders, startPrivateNats, TEST_DATABASE_URL, uniquePrefix, waitForExit } from '@apphost/testing';
+import {
+  dropSchemasWithPrefix,
+  eventually,
+  expectAppError,
+  type PrivateNats,
+  spawnTs,
+  startFakeProviders,
+  startPrivateNats,
+  TEST_DATABASE_URL,
+  uniquePrefix,
+  waitForExit,
+} from '@apphost/testing';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
 
 /*
@@ -36,7 +47,13 @@ afterAll(async () => {
 });
 
 const acquire = (sessionId: string): Promise<GenerationHandle> =>
-  survivor.client.request(RegistryAcquireGeneration, { toolsetId: 'nonce', connectionClass: 'app-safe', principal: alice, session: session(sessionId), holder: { kind: 'view', id: `v-${Math.random()}` } });
+  survivor.client.request(RegistryAcquireGeneration, {
+    toolsetId: 'nonce',
+    connectionClass: 'app-safe',
+    principal: alice,
+    session: session(sessionId),
+    holder: { kind: 'view', id: `v-${Math.random()}` },
+  });
 async function call(handle: GenerationHandle, name: string, args: Record<string, unknown> = {}) {
   const out = await requestOnGeneration(survivor.client, ConnCallTool, handle, { callId: `c-${Math.random()}`, name, arguments: args });
   if (out.kind !== 'complete') throw new Error('unexpected input round');
@@ -60,10 +77,14 @@ it('SIGKILL the owner: typed invalidation at once, no claim before the lease lap
     REGISTRY_INSTANCE_LEASE_MS: String(CHILD_LEASE_MS),
   });
   const running = child;
-  await eventually(async () => {
-    if (running.exitCode !== null) throw new Error(`registry child exited: ${running.output().stderr}`);
-    return running.output().stdout.includes('REGISTRY_READY registry-doomed') ? true : undefined;
-  }, 60_000, 100);
+  await eventually(
+    async () => {
+      if (running.exitCode !== null) throw new Error(`registry child exited: ${running.output().stderr}`);
+      return running.output().stdout.includes('REGISTRY_READY registry-doomed') ? true : undefined;
+    },
+    60_000,
+    100,
+  );
 
   // Acquire is served by whichever replica the queue group picks: fresh sessions until the child claimed one.
   let handle: GenerationHandle;
@@ -82,9 +103,19 @@ it('SIGKILL the owner: typed invalidation at once, no claim before the lease lap
   const killedAt = Date.now();
 
   // Every caller of the old handle: typed, immediately.
-  expect(await expectAppError(call(handle, 'follow-up', { nonce }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE' } });
+  expect(await expectAppError(call(handle, 'follow-up', { nonce }))).toMatchObject({
+    code: 'FAILED_PRECONDITION',
+    details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE' },
+  });
   // Nothing was closed gracefully: the directory row is still LIVE under the dead owner's unexpired lease…
-  const rowState = async () => (await queryRegistrySchema<{ state: string; close_reason: string | null; fence: string }>(prefix, 'SELECT state, close_reason, fence FROM connection_generations WHERE generation_id = $1', [handle.generationId]))[0];
+  const rowState = async () =>
+    (
+      await queryRegistrySchema<{ state: string; close_reason: string | null; fence: string }>(
+        prefix,
+        'SELECT state, close_reason, fence FROM connection_generations WHERE generation_id = $1',
+        [handle.generationId],
+      )
+    )[0];
   expect(await rowState()).toMatchObject({ state: 'LIVE', close_reason: null });
   // …so the key cannot be claimed again yet: acquiring it is the same typed error, never a silent migration.
   expect(await expectAppError(acquire(sessionId))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });

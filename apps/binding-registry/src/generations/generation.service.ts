@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, RegistryReasons, CONNECTION_GENERATION_GONE, ConnRetain, type GenerationHandle, type ParsedRequestOf, type RegistryAcquireGeneration } from '@apphost/contracts';
+import {
+  AppHostError,
+  RegistryReasons,
+  CONNECTION_GENERATION_GONE,
+  ConnRetain,
+  type GenerationHandle,
+  type ParsedRequestOf,
+  type RegistryAcquireGeneration,
+} from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { BindingService } from '../bindings/binding.service';
@@ -42,7 +50,9 @@ export class GenerationService {
     const profile = toolset.profileId ? await this.store.profiles.get(toolset.profileId) : undefined;
     const perSession = (profile?.connectionPolicy.affinity ?? 'per-session') === 'per-session';
     if (perSession && !request.session) {
-      throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', { details: RegistryReasons.details('SESSION_REQUIRED') });
+      throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', {
+        details: RegistryReasons.details('SESSION_REQUIRED'),
+      });
     }
     const advertisesUi = request.connectionClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
     const securityDomain = await this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal));
@@ -89,7 +99,8 @@ export class GenerationService {
         }
       }
       if (!row) {
-        if (attempt >= CLAIM_ATTEMPTS) throw new AppHostError('UNAVAILABLE', 'could not claim the connection generation', { details: RegistryReasons.details('CLAIM_CONTENDED') });
+        if (attempt >= CLAIM_ATTEMPTS)
+          throw new AppHostError('UNAVAILABLE', 'could not claim the connection generation', { details: RegistryReasons.details('CLAIM_CONTENDED') });
         continue;
       }
       const leaseId = randomUUID();
@@ -120,11 +131,16 @@ export class GenerationService {
       return;
     }
     try {
-      await this.bus.request(ConnRetain, { ref, leaseId, holder }, { instance: { id: row.ownerInstance, segment: 'conn' }, timeoutMs: this.config.connectTimeoutMs + 1000 });
+      await this.bus.request(
+        ConnRetain,
+        { ref, leaseId, holder },
+        { instance: { id: row.ownerInstance, segment: 'conn' }, timeoutMs: this.config.connectTimeoutMs + 1000 },
+      );
     } catch (error) {
       // The directory still shows the owner alive (its lease has not lapsed) but nothing answers on its subject:
       // it crashed. Its generation is gone; it is never handed over before the lease lapses.
-      if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message)) throw generationGone(row.generationId, 'OWNER_GONE');
+      if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message))
+        throw generationGone(row.generationId, 'OWNER_GONE');
       throw error;
     }
   }

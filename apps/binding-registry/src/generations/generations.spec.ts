@@ -1,4 +1,14 @@
-import { ConnCallTool, ConnListTools, ConnPing, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type Principal } from '@apphost/contracts';
+import {
+  ConnCallTool,
+  ConnListTools,
+  ConnPing,
+  ConnRelease,
+  RegistryAcquireGeneration,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  type GenerationHandle,
+  type Principal,
+} from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { dropSchemasWithPrefix, expectAppError, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { alice, bob, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
@@ -35,14 +45,21 @@ afterAll(async () => {
 });
 
 async function acquire(via: RegistryUnderTest, toolsetId: string, principal: Principal = alice, sessionId = 's1', incarnation = 1): Promise<GenerationHandle> {
-  return via.client.request(RegistryAcquireGeneration, { toolsetId, connectionClass: 'app-safe', principal, session: session(sessionId, incarnation), holder: { kind: 'view', id: `v-${Math.random()}` } });
+  return via.client.request(RegistryAcquireGeneration, {
+    toolsetId,
+    connectionClass: 'app-safe',
+    principal,
+    session: session(sessionId, incarnation),
+    holder: { kind: 'view', id: `v-${Math.random()}` },
+  });
 }
 async function call(via: RegistryUnderTest, handle: GenerationHandle, name: string, args: Record<string, unknown> = {}) {
   const out = await requestOnGeneration(via.client, ConnCallTool, handle, { callId: `c-${Math.random()}`, name, arguments: args });
   if (out.kind !== 'complete') throw new Error('unexpected input round');
   return out.result as { isError?: boolean; structuredContent?: Record<string, unknown> };
 }
-const startSession = async (via: RegistryUnderTest, handle: GenerationHandle) => (await call(via, handle, 'start-session')).structuredContent!['nonce'] as string;
+const startSession = async (via: RegistryUnderTest, handle: GenerationHandle) =>
+  (await call(via, handle, 'start-session')).structuredContent!['nonce'] as string;
 
 describe('security-domain and session keying', () => {
   it('two principals get their own generation; the nonce one writes is invisible to the other', async () => {
@@ -96,7 +113,10 @@ describe('two registry processes', () => {
   it('a stale fence is refused by the owner', async () => {
     const handle = await acquire(a, 'nonce', alice, 'fenced');
     const stale = { ...handle, fence: handle.fence + 1000 };
-    expect((await expectAppError(requestOnGeneration(a.client, ConnPing, stale, {}))).details).toMatchObject({ reason: 'CONNECTION_GENERATION_GONE', why: 'FENCE_MISMATCH' });
+    expect((await expectAppError(requestOnGeneration(a.client, ConnPing, stale, {}))).details).toMatchObject({
+      reason: 'CONNECTION_GENERATION_GONE',
+      why: 'FENCE_MISMATCH',
+    });
   }, 60_000);
 
   it('kill the owner: typed invalidation, no silent migration; a new acquire gets a new generation elsewhere', async () => {
@@ -130,11 +150,15 @@ describe('bounded discovery through the registry', () => {
     ['repeat', 'DISCOVERY_REPEATED_CURSOR'],
     ['oversized', 'DISCOVERY_TOO_MANY_BYTES'],
     ['slow', 'DISCOVERY_TIMEOUT'],
-  ])('%s → denied with %s, no partial catalog', async (toolsetId, reason) => {
-    const handle = await acquire(a, toolsetId);
-    const error = await expectAppError(requestOnGeneration(a.client, ConnListTools, handle, {}));
-    expect(error.details?.['reason']).toBe(reason);
-  }, 60_000);
+  ])(
+    '%s → denied with %s, no partial catalog',
+    async (toolsetId, reason) => {
+      const handle = await acquire(a, toolsetId);
+      const error = await expectAppError(requestOnGeneration(a.client, ConnListTools, handle, {}));
+      expect(error.details?.['reason']).toBe(reason);
+    },
+    60_000,
+  );
 });
 
 describe('app-safe input requests and references', () => {

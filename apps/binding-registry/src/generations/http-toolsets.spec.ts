@@ -1,6 +1,25 @@
-import { ConnCallTool, ConnListTools, ConnPing, RegistryAcquireGeneration, RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type Principal } from '@apphost/contracts';
+import {
+  ConnCallTool,
+  ConnListTools,
+  ConnPing,
+  RegistryAcquireGeneration,
+  RegistryGetToolset,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  type GenerationHandle,
+  type Principal,
+} from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, expectAppError, type HttpFixture, type PrivateNats, startFakeProviders, startHttpFixture, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import {
+  dropSchemasWithPrefix,
+  expectAppError,
+  type HttpFixture,
+  type PrivateNats,
+  startFakeProviders,
+  startHttpFixture,
+  startPrivateNats,
+  uniquePrefix,
+} from '@apphost/testing';
 import { alice, bob, bootRegistry, httpSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
 
 /*
@@ -31,7 +50,10 @@ beforeAll(async () => {
   const key = { 'x-api-key': { secretRef: 'fixture-key' } };
   await registry.client.request(RegistryPutToolset, { toolsetId: 'http-nonce', spec: httpSpec(nonceServer.url, 'p', key) });
   await registry.client.request(RegistryPutToolset, { toolsetId: 'http-gated', spec: httpSpec(gatedServer.url, 'p', key) });
-  await registry.client.request(RegistryPutToolset, { toolsetId: 'http-stale', spec: httpSpec(nonceServer.url, 'p', { 'x-api-key': { secretRef: 'stale-key' } }) });
+  await registry.client.request(RegistryPutToolset, {
+    toolsetId: 'http-stale',
+    spec: httpSpec(nonceServer.url, 'p', { 'x-api-key': { secretRef: 'stale-key' } }),
+  });
 }, 90_000);
 
 afterAll(async () => {
@@ -42,8 +64,20 @@ afterAll(async () => {
   await dropSchemasWithPrefix(prefix);
 });
 
-async function acquire(toolsetId: string, principal: Principal = alice, sessionId = 's1', incarnation = 1, connectionClass: 'app-safe' | 'full' = 'app-safe'): Promise<GenerationHandle> {
-  return registry.client.request(RegistryAcquireGeneration, { toolsetId, connectionClass, principal, session: session(sessionId, incarnation), holder: { kind: 'view', id: `v-${Math.random()}` } });
+async function acquire(
+  toolsetId: string,
+  principal: Principal = alice,
+  sessionId = 's1',
+  incarnation = 1,
+  connectionClass: 'app-safe' | 'full' = 'app-safe',
+): Promise<GenerationHandle> {
+  return registry.client.request(RegistryAcquireGeneration, {
+    toolsetId,
+    connectionClass,
+    principal,
+    session: session(sessionId, incarnation),
+    holder: { kind: 'view', id: `v-${Math.random()}` },
+  });
 }
 async function call(handle: GenerationHandle, name: string, args: Record<string, unknown> = {}) {
   const out = await requestOnGeneration(registry.client, ConnCallTool, handle, { callId: `c-${Math.random()}`, name, arguments: args });
@@ -67,7 +101,9 @@ describe('HTTP toolset specs and secrets', () => {
   }, 60_000);
 
   it('a reference to a secret that is not configured is refused; a wrong secret value cannot connect', async () => {
-    const missing = await expectAppError(registry.client.request(RegistryPutToolset, { toolsetId: 'http-missing', spec: httpSpec(nonceServer.url, 'p', { 'x-api-key': { secretRef: 'nope' } }) }));
+    const missing = await expectAppError(
+      registry.client.request(RegistryPutToolset, { toolsetId: 'http-missing', spec: httpSpec(nonceServer.url, 'p', { 'x-api-key': { secretRef: 'nope' } }) }),
+    );
     expect(missing).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'SECRET_MISSING' } });
     const refused = await expectAppError(acquire('http-stale', alice, 'stale'));
     expect(refused).toMatchObject({ code: 'UNAVAILABLE', details: { reason: 'MCP_CONNECT_FAILED' } });
@@ -75,7 +111,12 @@ describe('HTTP toolset specs and secrets', () => {
   }, 60_000);
 
   it('a stdio spec is still refused when the deployment does not allow stdio', async () => {
-    const error = await expectAppError(registry.client.request(RegistryPutToolset, { toolsetId: 'stdio-refused', spec: { connection: { kind: 'stdio', command: process.execPath, args: [] }, profileId: 'p' } }));
+    const error = await expectAppError(
+      registry.client.request(RegistryPutToolset, {
+        toolsetId: 'stdio-refused',
+        spec: { connection: { kind: 'stdio', command: process.execPath, args: [] }, profileId: 'p' },
+      }),
+    );
     expect(error).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'STDIO_NOT_ALLOWED' } });
   }, 30_000);
 });
@@ -115,7 +156,8 @@ describe('HTTP connection generations', () => {
     const full = await acquire('http-gated', alice, 'gated', 1, 'full');
     expect(appSafe.advertisesUi).toBe(true);
     expect(full.advertisesUi).toBe(false);
-    const widget = async (h: GenerationHandle) => (await requestOnGeneration(registry.client, ConnListTools, h, {})).tools.find((t) => t.name === 'show-widget');
+    const widget = async (h: GenerationHandle) =>
+      (await requestOnGeneration(registry.client, ConnListTools, h, {})).tools.find((t) => t.name === 'show-widget');
     expect((await widget(appSafe))?._meta).toMatchObject({ ui: { resourceUri: 'ui://capability-gated/widget.html' } });
     expect((await widget(full))?._meta).toBeUndefined();
     const observed = (await call(full, 'observed-capabilities')).structuredContent as { capabilities: Record<string, unknown>; ui: boolean };

@@ -1,6 +1,25 @@
-import { ConnCallTool, ConnCancelCall, ConnPing, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle, type ResponseOf } from '@apphost/contracts';
+import {
+  ConnCallTool,
+  ConnCancelCall,
+  ConnPing,
+  ConnRelease,
+  RegistryAcquireGeneration,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  type GenerationHandle,
+  type ResponseOf,
+} from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, eventually, expectAppError, sleep, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import {
+  dropSchemasWithPrefix,
+  eventually,
+  expectAppError,
+  sleep,
+  type PrivateNats,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+} from '@apphost/testing';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
 import { callStarted } from '../test/call-started';
 
@@ -36,11 +55,35 @@ afterAll(async () => {
 });
 
 const acquire = (toolsetId: string, sessionId: string, connectionClass: 'app-safe' | 'full' = 'app-safe'): Promise<GenerationHandle> =>
-  registry.client.request(RegistryAcquireGeneration, { toolsetId, connectionClass, principal: alice, session: session(sessionId), holder: { kind: 'view', id: `v-${Math.random()}` } });
-const callTool = (handle: GenerationHandle, name: string, args: Record<string, unknown>, extra: { callId?: string; continuation?: { flowId: string; inputResponses: Record<string, unknown>; requestState?: string } } = {}) =>
-  requestOnGeneration(registry.client, ConnCallTool, handle, { callId: extra.callId ?? `c-${Math.random()}`, name, arguments: args, ...(extra.continuation ? { continuation: extra.continuation } : {}) }, { timeoutMs: 30_000 });
+  registry.client.request(RegistryAcquireGeneration, {
+    toolsetId,
+    connectionClass,
+    principal: alice,
+    session: session(sessionId),
+    holder: { kind: 'view', id: `v-${Math.random()}` },
+  });
+const callTool = (
+  handle: GenerationHandle,
+  name: string,
+  args: Record<string, unknown>,
+  extra: { callId?: string; continuation?: { flowId: string; inputResponses: Record<string, unknown>; requestState?: string } } = {},
+) =>
+  requestOnGeneration(
+    registry.client,
+    ConnCallTool,
+    handle,
+    { callId: extra.callId ?? `c-${Math.random()}`, name, arguments: args, ...(extra.continuation ? { continuation: extra.continuation } : {}) },
+    { timeoutMs: 30_000 },
+  );
 const ping = (handle: GenerationHandle) => requestOnGeneration(registry.client, ConnPing, handle, {});
-const rowOf = async (generationId: string) => (await queryRegistrySchema<{ state: string; close_reason: string | null }>(prefix, 'SELECT state, close_reason FROM connection_generations WHERE generation_id = $1', [generationId]))[0];
+const rowOf = async (generationId: string) =>
+  (
+    await queryRegistrySchema<{ state: string; close_reason: string | null }>(
+      prefix,
+      'SELECT state, close_reason FROM connection_generations WHERE generation_id = $1',
+      [generationId],
+    )
+  )[0];
 
 describe('idle eviction and maximum lifetime (from the profile)', () => {
   it('the last release makes a generation evictable; in-flight operations hold it; idle eviction ends it for good', async () => {
@@ -53,12 +96,19 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
     expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: IDLE_MS * 3 } } });
     expect((await ping(handle)).ok).toBe(true);
     // Watch the directory, not the generation: a ping is an in-flight reference and would restart the idle clock.
-    const row = await eventually(async () => {
-      const r = await rowOf(handle.generationId);
-      return r?.state === 'LIVE' ? undefined : r;
-    }, IDLE_MS * 10, 50);
+    const row = await eventually(
+      async () => {
+        const r = await rowOf(handle.generationId);
+        return r?.state === 'LIVE' ? undefined : r;
+      },
+      IDLE_MS * 10,
+      50,
+    );
     expect(row).toEqual({ state: 'CLOSED', close_reason: 'IDLE_EVICTED' });
-    expect(await expectAppError(ping(handle))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'IDLE_EVICTED' } });
+    expect(await expectAppError(ping(handle))).toMatchObject({
+      code: 'FAILED_PRECONDITION',
+      details: { reason: 'CONNECTION_GENERATION_GONE', why: 'IDLE_EVICTED' },
+    });
     const next = await acquire('idle', 'idle-1');
     expect(next.generationId).not.toBe(handle.generationId);
     expect(next.fence).toBeGreaterThan(handle.fence);
@@ -80,10 +130,14 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(LIFETIME_MS);
     expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'MAX_LIFETIME' } });
     // The owner stops serving the generation first, then records why: the durable row follows shortly after.
-    const closed = await eventually(async () => {
-      const row = await rowOf(handle.generationId);
-      return row.state === 'CLOSED' ? row : undefined;
-    }, 10_000, 50);
+    const closed = await eventually(
+      async () => {
+        const row = await rowOf(handle.generationId);
+        return row.state === 'CLOSED' ? row : undefined;
+      },
+      10_000,
+      50,
+    );
     expect(closed).toEqual({ state: 'CLOSED', close_reason: 'MAX_LIFETIME' });
     const next = await acquire('lifetime', 'life-1');
     expect(next.generationId).not.toBe(handle.generationId);
@@ -115,7 +169,10 @@ describe('cancel-call', () => {
     const started = callStarted('slow');
     const inflight = callTool(handle, 'slow', { ms: 1000, steps: 1 }, { callId: 'dup' });
     await started;
-    expect(await expectAppError(callTool(handle, 'slow', { ms: 10, steps: 1 }, { callId: 'dup' }))).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'CALL_ID_IN_FLIGHT' } });
+    expect(await expectAppError(callTool(handle, 'slow', { ms: 10, steps: 1 }, { callId: 'dup' }))).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { reason: 'CALL_ID_IN_FLIGHT' },
+    });
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'never-started' })).toEqual({ cancelled: false });
     expect(await inflight).toMatchObject({ kind: 'complete' });
   }, 60_000);
@@ -133,22 +190,41 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'deploy' }));
     expect(round1).toMatchObject({ round: 1, requestState: 'state-for-deploy', inputRequests: { confirm: { method: 'elicitation/create' } } });
     for (const forged of ['forged', 'state-for-deploy ', 'STATE-FOR-DEPLOY']) {
-      const error = await expectAppError(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: forged } }));
+      const error = await expectAppError(
+        callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: forged } }),
+      );
       expect(error).toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'REQUEST_STATE_MISMATCH' } });
     }
-    const done = await callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: round1.requestState } });
+    const done = await callTool(
+      handle,
+      'confirm',
+      { action: 'deploy' },
+      {
+        continuation: {
+          flowId: round1.flowId,
+          inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+          requestState: round1.requestState,
+        },
+      },
+    );
     expect(done).toMatchObject({ kind: 'complete', result: { structuredContent: { confirmed: true, action: 'deploy', requestState: 'state-for-deploy' } } });
     // The flow is finished: it cannot be continued again.
-    const replay = await expectAppError(callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }));
+    const replay = await expectAppError(
+      callTool(handle, 'confirm', { action: 'deploy' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }),
+    );
     expect(replay).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_FLOW_UNKNOWN' } });
   }, 60_000);
 
   it('rounds are bounded by the profile (maxRounds = 2)', async () => {
     const handle = await acquire('modern', 'mrtr-2', 'full');
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'x' }));
-    const round2 = asRound(await callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }));
+    const round2 = asRound(
+      await callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }),
+    );
     expect(round2).toMatchObject({ flowId: round1.flowId, round: 2 });
-    const capped = await expectAppError(callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }));
+    const capped = await expectAppError(
+      callTool(handle, 'confirm', { action: 'x' }, { continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }),
+    );
     expect(capped).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' } });
   }, 60_000);
 
@@ -156,12 +232,28 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
     const handle = await acquire('modern', 'mrtr-3', 'full');
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'late' }));
     await sleep(MRTR_TOTAL_MS + 300);
-    const late = await expectAppError(callTool(handle, 'confirm', { action: 'late' }, { continuation: { flowId: round1.flowId, inputResponses: { confirm: { action: 'accept', content: { confirm: true } } }, requestState: round1.requestState } }));
+    const late = await expectAppError(
+      callTool(
+        handle,
+        'confirm',
+        { action: 'late' },
+        {
+          continuation: {
+            flowId: round1.flowId,
+            inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
+            requestState: round1.requestState,
+          },
+        },
+      ),
+    );
     expect(late).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_TIME_EXCEEDED' } });
   }, 60_000);
 
   it('the same tool on an app-safe connection fails closed at the first round', async () => {
     const handle = await acquire('modern', 'mrtr-4', 'app-safe');
-    expect(await expectAppError(callTool(handle, 'confirm', { action: 'deploy' }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
+    expect(await expectAppError(callTool(handle, 'confirm', { action: 'deploy' }))).toMatchObject({
+      code: 'FAILED_PRECONDITION',
+      details: { reason: 'INPUT_REQUIRED_DENIED' },
+    });
   }, 60_000);
 });

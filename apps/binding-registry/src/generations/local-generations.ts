@@ -51,7 +51,17 @@ export class LocalGenerations {
     local.lifetimeTimer = setTimeout(() => void this.end(local, 'CLOSED', 'MAX_LIFETIME'), policy.maxLifetimeMs);
     local.lifetimeTimer.unref();
     this.generations.set(row.generationId, local);
-    this.logger.info({ generationId: row.generationId, fence: row.fence, toolsetId: row.toolsetId, bindingGeneration: row.bindingGeneration, connectionClass: row.connectionClass, advertisesUi: row.advertisesUi }, 'connection generation claimed');
+    this.logger.info(
+      {
+        generationId: row.generationId,
+        fence: row.fence,
+        toolsetId: row.toolsetId,
+        bindingGeneration: row.bindingGeneration,
+        connectionClass: row.connectionClass,
+        advertisesUi: row.advertisesUi,
+      },
+      'connection generation claimed',
+    );
     return local;
   }
 
@@ -109,7 +119,8 @@ export class LocalGenerations {
     );
     await Promise.all(targets.map((g) => this.end(g, 'CLOSED', 'BINDING_REVOKED')));
     // Non-advertising generations of a replaced binding drain: no new references, closed at the last release.
-    for (const g of this.generations.values()) if (!g.ended && g.row.toolsetId === toolsetId && g.row.bindingGeneration === bindingGeneration) this.maybeIdle(g, 0);
+    for (const g of this.generations.values())
+      if (!g.ended && g.row.toolsetId === toolsetId && g.row.bindingGeneration === bindingGeneration) this.maybeIdle(g, 0);
     return targets.length;
   }
 
@@ -137,7 +148,9 @@ export class LocalGenerations {
     this.endedReasons.set(local.row.generationId, { fence: local.row.fence, reason });
     if (this.endedReasons.size > ENDED_REASONS_KEPT) this.endedReasons.delete(this.endedReasons.keys().next().value as string);
     await local.connection?.close().catch(() => undefined);
-    await this.repository.end(local.row.generationId, local.row.fence, state, reason).catch((err: unknown) => this.logger.warn({ err, generationId: local.row.generationId }, 'could not record the end of a generation'));
+    await this.repository
+      .end(local.row.generationId, local.row.fence, state, reason)
+      .catch((err: unknown) => this.logger.warn({ err, generationId: local.row.generationId }, 'could not record the end of a generation'));
     this.logger.info({ generationId: local.row.generationId, fence: local.row.fence, state, reason }, 'connection generation ended');
   }
 

@@ -19,7 +19,9 @@ export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_CONTEXT) context: ServiceContext,
   ) {
     this.local = new LocalGenerations(store.generations, context.logger, () => this.lease.valid());
-    this.lease = new InstanceLease(store.generations, instance.instanceId, instance.incarnation, config.instanceLeaseMs, context.logger, (reason) => this.local.endAll('GONE', reason));
+    this.lease = new InstanceLease(store.generations, instance.instanceId, instance.incarnation, config.instanceLeaseMs, context.logger, (reason) =>
+      this.local.endAll('GONE', reason),
+    );
   }
 
   onModuleInit(): Promise<void> {

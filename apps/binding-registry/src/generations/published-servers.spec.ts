@@ -1,4 +1,12 @@
-import { ConnCallTool, ConnListTools, ConnReadResource, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
+import {
+  ConnCallTool,
+  ConnListTools,
+  ConnReadResource,
+  RegistryAcquireGeneration,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  type GenerationHandle,
+} from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { dropSchemasWithPrefix, type PrivateNats, PUBLISHED_SERVERS, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { alice, bootRegistry, profile, PROVIDER_FAKES, publishedSpec, type RegistryUnderTest, session } from '../test/registry-harness';
@@ -23,7 +31,13 @@ afterAll(async () => {
 });
 
 async function acquire(toolsetId: string): Promise<GenerationHandle> {
-  return registry.client.request(RegistryAcquireGeneration, { toolsetId, connectionClass: 'app-safe', principal: alice, session: session(toolsetId), holder: { kind: 'view', id: 'v' } });
+  return registry.client.request(RegistryAcquireGeneration, {
+    toolsetId,
+    connectionClass: 'app-safe',
+    principal: alice,
+    session: session(toolsetId),
+    holder: { kind: 'view', id: 'v' },
+  });
 }
 
 describe.each([

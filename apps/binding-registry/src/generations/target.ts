@@ -12,14 +12,21 @@ export function resolveTarget(spec: ToolsetSpec, config: RegistryConfig): McpTar
   const headers: Record<string, string> = {};
   for (const [name, ref] of Object.entries(c.headers)) {
     const value = config.secrets.get(ref.secretRef);
-    if (value === undefined) throw new AppHostError('FAILED_PRECONDITION', `secret ${ref.secretRef} is not configured`, { details: RegistryReasons.details('SECRET_MISSING', { secretRef: ref.secretRef }) });
+    if (value === undefined)
+      throw new AppHostError('FAILED_PRECONDITION', `secret ${ref.secretRef} is not configured`, {
+        details: RegistryReasons.details('SECRET_MISSING', { secretRef: ref.secretRef }),
+      });
     headers[name] = value;
   }
   return { kind: 'http', url: c.url, headers };
 }
 
 export function stdioRefused(): AppHostError {
-  return new AppHostError('PERMISSION_DENIED', 'stdio toolsets run commands on the registry host and are not allowed by this deployment (REGISTRY_ALLOW_STDIO)', {
-    details: RegistryReasons.details('STDIO_NOT_ALLOWED'),
-  });
+  return new AppHostError(
+    'PERMISSION_DENIED',
+    'stdio toolsets run commands on the registry host and are not allowed by this deployment (REGISTRY_ALLOW_STDIO)',
+    {
+      details: RegistryReasons.details('STDIO_NOT_ALLOWED'),
+    },
+  );
 }

@@ -17,7 +17,6 @@ import { ProfilesToolsetsService } from '../bindings/profiles-toolsets.service';
 import { GenerationService } from '../generations/generation.service';
 import { KeyRing } from '../keys/key-ring';
 
-
 /** The registry's service-level operations: any replica serves them (queue group `binding-registry`). */
 @Injectable()
 export class AdminHandlers {

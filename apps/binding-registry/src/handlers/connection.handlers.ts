@@ -1,6 +1,18 @@
 import { Injectable } from '@nestjs/common';
 import { BusHandler, RequestContexts } from '@apphost/bus';
-import { RegistryReasons, ConnCallTool, ConnCancelCall, ConnCloseBinding, ConnListTools, ConnPing, ConnReadResource, ConnRelease, ConnRetain, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
+import {
+  RegistryReasons,
+  ConnCallTool,
+  ConnCancelCall,
+  ConnCloseBinding,
+  ConnListTools,
+  ConnPing,
+  ConnReadResource,
+  ConnRelease,
+  ConnRetain,
+  type ParsedRequestOf,
+  type ResponseOf,
+} from '@apphost/contracts';
 import { AppHostError } from '@apphost/contracts';
 import { OwnedGenerations } from '../generations/owned-generations';
 
@@ -35,14 +47,21 @@ export class ConnectionHandlers {
   @BusHandler(ConnCallTool, conn)
   callTool(r: ParsedRequestOf<typeof ConnCallTool>): Promise<ResponseOf<typeof ConnCallTool>> {
     return this.owned.local.run(r.ref, async (connection, local) => {
-      if (local.calls.has(r.callId)) throw new AppHostError('INVALID_ARGUMENT', 'a call with this id is already in flight on this generation', { details: RegistryReasons.details('CALL_ID_IN_FLIGHT') });
+      if (local.calls.has(r.callId))
+        throw new AppHostError('INVALID_ARGUMENT', 'a call with this id is already in flight on this generation', {
+          details: RegistryReasons.details('CALL_ID_IN_FLIGHT'),
+        });
       const controller = new AbortController();
       local.calls.set(r.callId, controller);
       const progress: { progress: number; total?: number; message?: string }[] = [];
       try {
         const outcome = await connection.callTool(
           { name: r.name, arguments: r.arguments, continuation: r.continuation },
-          { timeoutMs: RequestContexts.bound(Math.min(r.timeoutMs ?? local.policy.callTimeoutMs, local.policy.callTimeoutMs)), signal: controller.signal, onProgress: (p) => progress.length < 256 && progress.push(p) },
+          {
+            timeoutMs: RequestContexts.bound(Math.min(r.timeoutMs ?? local.policy.callTimeoutMs, local.policy.callTimeoutMs)),
+            signal: controller.signal,
+            onProgress: (p) => progress.length < 256 && progress.push(p),
+          },
         );
         return outcome.kind === 'complete' ? { ...outcome, progress } : outcome;
       } finally {
@@ -58,7 +77,10 @@ export class ConnectionHandlers {
 
   @BusHandler(ConnReadResource, conn)
   read(r: ParsedRequestOf<typeof ConnReadResource>): Promise<ResponseOf<typeof ConnReadResource>> {
-    return this.owned.local.run(r.ref, async (connection, local) => (await connection.readResource(r.uri, local.policy.readTimeoutMs)) as ResponseOf<typeof ConnReadResource>);
+    return this.owned.local.run(
+      r.ref,
+      async (connection, local) => (await connection.readResource(r.uri, local.policy.readTimeoutMs)) as ResponseOf<typeof ConnReadResource>,
+    );
   }
 
   @BusHandler(ConnPing, conn)

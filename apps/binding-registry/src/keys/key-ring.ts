@@ -61,7 +61,8 @@ export class KeyRing {
     const current = this.active();
     const keyId = newKeyId();
     const rotated = await this.repository.rotate(current.keyId, keyId, this.protect(keyId, randomBytes(32)), this.hostKey !== undefined, this.verifyWindowMs);
-    if (!rotated) throw new AppHostError('CONFLICT', 'another rotation changed the active key; retry', { details: RegistryReasons.details('KEY_ROTATION_RACE') });
+    if (!rotated)
+      throw new AppHostError('CONFLICT', 'another rotation changed the active key; retry', { details: RegistryReasons.details('KEY_ROTATION_RACE') });
     await this.reload();
     this.logger.info({ activeKeyId: keyId, previousKeyId: current.keyId, verifyWindowMs: this.verifyWindowMs }, 'key ring rotated');
     return this.status();
@@ -93,8 +94,10 @@ export class KeyRing {
       await this.reload(); // another replica may have rotated
       key = this.keys.get(keyId);
     }
-    if (!key) throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} is not in the key ring`, { details: RegistryReasons.details('KEY_UNKNOWN', { keyId }) });
-    if (!this.usable(key) || !key.material) throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} is retired`, { details: RegistryReasons.details('KEY_RETIRED', { keyId }) });
+    if (!key)
+      throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} is not in the key ring`, { details: RegistryReasons.details('KEY_UNKNOWN', { keyId }) });
+    if (!this.usable(key) || !key.material)
+      throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} is retired`, { details: RegistryReasons.details('KEY_RETIRED', { keyId }) });
     const expected = Buffer.from(mac(key.material, purpose, digest), 'hex');
     const given = Buffer.from(parsed[2], 'hex');
     return { valid: expected.length === given.length && timingSafeEqual(expected, given), keyId };
@@ -113,7 +116,8 @@ export class KeyRing {
 
   private active(): LoadedKey & { material: Buffer } {
     const active = [...this.keys.values()].find((k) => k.state === 'ACTIVE');
-    if (!active?.material) throw new AppHostError('FAILED_PRECONDITION', 'the key ring has no active key', { details: RegistryReasons.details('KEY_RING_EMPTY') });
+    if (!active?.material)
+      throw new AppHostError('FAILED_PRECONDITION', 'the key ring has no active key', { details: RegistryReasons.details('KEY_RING_EMPTY') });
     return { ...active, material: active.material };
   }
 
@@ -125,7 +129,9 @@ export class KeyRing {
     let material: Buffer | null = null;
     if (row.material) {
       if (row.wrapped && !this.hostKey) {
-        throw new AppHostError('FAILED_PRECONDITION', `key ${row.keyId} is wrapped but REGISTRY_HOST_KEY is not set`, { details: RegistryReasons.details('KEY_UNWRAP_FAILED', { keyId: row.keyId }) });
+        throw new AppHostError('FAILED_PRECONDITION', `key ${row.keyId} is wrapped but REGISTRY_HOST_KEY is not set`, {
+          details: RegistryReasons.details('KEY_UNWRAP_FAILED', { keyId: row.keyId }),
+        });
       }
       material = row.wrapped && this.hostKey ? unwrapKey(this.hostKey, row.material, row.keyId) : row.material;
     }

@@ -17,7 +17,9 @@ export function unwrapKey(hostKey: Buffer, wrapped: Buffer, keyId: string): Buff
     decipher.setAuthTag(wrapped.subarray(12, 28));
     return Buffer.concat([decipher.update(wrapped.subarray(28)), decipher.final()]);
   } catch {
-    throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} cannot be unwrapped with the configured host key`, { details: RegistryReasons.details('KEY_UNWRAP_FAILED', { keyId }) });
+    throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} cannot be unwrapped with the configured host key`, {
+      details: RegistryReasons.details('KEY_UNWRAP_FAILED', { keyId }),
+    });
   }
 }
 

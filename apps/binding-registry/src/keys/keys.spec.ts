@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { RegistryGetToolset, RegistryPutProfile, RegistryPutToolset, RegistryRebindToolset, RegistryRotateKeys, RegistryVerifyBindingRevision } from '@apphost/contracts';
+import {
+  RegistryGetToolset,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  RegistryRebindToolset,
+  RegistryRotateKeys,
+  RegistryVerifyBindingRevision,
+} from '@apphost/contracts';
 import { dropSchemasWithPrefix, expectAppError, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest } from '../test/registry-harness';
 
@@ -37,19 +44,30 @@ describe('key ring', () => {
     expect(revision).toMatch(/^v1\.k[0-9a-z]+\.[0-9a-f]{64}$/);
     await first.stop();
     const second = await boot();
-    expect(await second.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: revision })).toMatchObject({ valid: true, current: true });
+    expect(await second.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: revision })).toMatchObject({
+      valid: true,
+      current: true,
+    });
     const tampered = revision.slice(0, -1) + (revision.endsWith('0') ? '1' : '0');
-    expect(await second.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: tampered })).toMatchObject({ valid: false, current: false });
+    expect(await second.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: tampered })).toMatchObject({
+      valid: false,
+      current: false,
+    });
   }, 60_000);
 
   it('a missing key fails closed', async () => {
     const r = booted[booted.length - 1];
     const missing = revision.replace(/^v1\.[^.]+\./, 'v1.kmissing.');
-    expect(await expectAppError(r.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: missing }))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'KEY_UNKNOWN' } });
+    expect(await expectAppError(r.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: missing }))).toMatchObject({
+      code: 'FAILED_PRECONDITION',
+      details: { reason: 'KEY_UNKNOWN' },
+    });
   });
 
   it('a wrong host key stops startup instead of serving with unreadable keys', async () => {
-    await expect(bootRegistry(nats.url, prefix, { REGISTRY_HOST_KEY: randomBytes(32).toString('base64') })).rejects.toMatchObject({ details: { reason: 'KEY_UNWRAP_FAILED' } });
+    await expect(bootRegistry(nats.url, prefix, { REGISTRY_HOST_KEY: randomBytes(32).toString('base64') })).rejects.toMatchObject({
+      details: { reason: 'KEY_UNWRAP_FAILED' },
+    });
   }, 30_000);
 
   it('two instances agree across a rotation; the old key verifies inside its window; a retired key fails closed', async () => {
@@ -62,7 +80,10 @@ describe('key ring', () => {
     const rebound = await y.client.request(RegistryRebindToolset, { toolsetId: 't' });
     expect(rebound.bindingRevision?.split('.')[1]).toBe(rotated.activeKeyId);
     for (const r of [x, y]) {
-      expect(await r.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: rebound.bindingRevision! })).toMatchObject({ valid: true, keyId: rotated.activeKeyId });
+      expect(await r.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: rebound.bindingRevision! })).toMatchObject({
+        valid: true,
+        keyId: rotated.activeKeyId,
+      });
       expect(await r.client.request(RegistryVerifyBindingRevision, { toolsetId: 't', bindingRevision: revision })).toMatchObject({ valid: true });
     }
     // A replica configured with a zero-length window (the only one left, so it serves the rotation) retires

@@ -74,7 +74,10 @@ export class GenerationsRepository {
         WHERE owner_instance = $1 AND owner_incarnation = $2 AND state = 'LIVE'`,
       [instanceId, incarnation],
     );
-    await this.db.query(`UPDATE registry_instances SET state = 'STOPPED', lease_expires_at = now() WHERE instance_id = $1 AND incarnation = $2`, [instanceId, incarnation]);
+    await this.db.query(`UPDATE registry_instances SET state = 'STOPPED', lease_expires_at = now() WHERE instance_id = $1 AND incarnation = $2`, [
+      instanceId,
+      incarnation,
+    ]);
   }
 
   // ---- generations -----------------------------------------------------------------------------------------
@@ -132,7 +135,9 @@ export class GenerationsRepository {
   }
 
   async liveCount(toolsetId: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM connection_generations WHERE toolset_id = $1 AND state = 'LIVE'`, [toolsetId]);
+    const { rows } = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM connection_generations WHERE toolset_id = $1 AND state = 'LIVE'`, [
+      toolsetId,
+    ]);
     return Number(rows[0]?.n ?? 0);
   }
 }

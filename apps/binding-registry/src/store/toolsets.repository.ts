@@ -75,7 +75,13 @@ export class ToolsetsRepository {
   }
 
   /** MATERIALIZING → PROFILE_BOUND | MODEL_ONLY; false when a revocation got there first. */
-  async finishMaterialize(toolsetId: string, generation: number, state: 'PROFILE_BOUND' | 'MODEL_ONLY', readiness: ProviderReadiness[], bindingRevision: string | null): Promise<boolean> {
+  async finishMaterialize(
+    toolsetId: string,
+    generation: number,
+    state: 'PROFILE_BOUND' | 'MODEL_ONLY',
+    readiness: ProviderReadiness[],
+    bindingRevision: string | null,
+  ): Promise<boolean> {
     const r = await this.db.query(
       `UPDATE bindings SET state = $3, readiness = $4, binding_revision = $5, updated_at = now()
         WHERE toolset_id = $1 AND generation = $2 AND state = 'MATERIALIZING'`,
@@ -111,7 +117,10 @@ export class ToolsetsRepository {
   /** Installs binding generation `from + 1` iff `from` is still current: a rebind never resurrects an old generation. */
   async installNextGeneration(toolsetId: string, from: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const bumped = await tx.query(`UPDATE toolsets SET current_generation = current_generation + 1 WHERE toolset_id = $1 AND current_generation = $2`, [toolsetId, from]);
+      const bumped = await tx.query(`UPDATE toolsets SET current_generation = current_generation + 1 WHERE toolset_id = $1 AND current_generation = $2`, [
+        toolsetId,
+        from,
+      ]);
       if (bumped.rowCount !== 1) return false; // nothing written, nothing to commit
       await tx.query(`INSERT INTO bindings (toolset_id, generation, state) VALUES ($1, $2, 'UNMATERIALIZED')`, [toolsetId, from + 1]);
       return true;

@@ -68,7 +68,14 @@ export function profile(overrides: Partial<HostProfile['providers']> = {}, conne
   const ref = (p: ProviderIdentity) => ({ service: p.service, namespace: p.namespace, ...(p.revision ? { revision: p.revision } : {}) });
   return {
     extension: { mimeTypes: ['text/html;profile=mcp-app'] },
-    hostCapabilities: { openLinks: true, serverTools: true, serverResources: true, logging: false, message: { text: true }, updateModelContext: { text: true, structuredContent: true } },
+    hostCapabilities: {
+      openLinks: true,
+      serverTools: true,
+      serverResources: true,
+      logging: false,
+      message: { text: true },
+      updateModelContext: { text: true, structuredContent: true },
+    },
     renderer: { id: 'apphost-reference-host', version: '1' },
     providers: {
       principalResolver: ref(PROVIDERS['principalResolver']),
@@ -93,7 +100,12 @@ export function profile(overrides: Partial<HostProfile['providers']> = {}, conne
   };
 }
 
-export function fixtureSpec(name: FixtureServerName, profileId: string | null, args: string[] = [], protocol: 'legacy' | '2026-07-28' = 'legacy'): ToolsetSpecInput {
+export function fixtureSpec(
+  name: FixtureServerName,
+  profileId: string | null,
+  args: string[] = [],
+  protocol: 'legacy' | '2026-07-28' = 'legacy',
+): ToolsetSpecInput {
   const cmd = fixtureServerCommand(name, args);
   return { connection: { kind: 'stdio', command: cmd.command, args: cmd.args, cwd: cmd.cwd }, protocol, profileId };
 }
@@ -107,7 +119,12 @@ export const alice = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
 export const bob = { tenant: 'acme', subject: 'bob', scopes: ['runtime'] };
 export const session = (id: string, incarnation = 1) => ({ key: { tenant: 'acme', appName: 'app', userId: 'u', sessionId: id }, incarnation });
 
-export function httpSpec(url: string, profileId: string | null, headers: Record<string, { secretRef: string }> = {}, protocol: 'legacy' | '2026-07-28' = 'legacy'): ToolsetSpecInput {
+export function httpSpec(
+  url: string,
+  profileId: string | null,
+  headers: Record<string, { secretRef: string }> = {},
+  protocol: 'legacy' | '2026-07-28' = 'legacy',
+): ToolsetSpecInput {
   return { connection: { kind: 'http', url, headers }, protocol, profileId };
 }
 

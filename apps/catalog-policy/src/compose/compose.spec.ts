@@ -5,8 +5,19 @@ import { composeAppCatalog, composeModelCatalog, dropCollisions } from './compos
 import { isReserved, toListing, type Candidate } from './listing';
 import { resolveOneClass, resolveTwoClass } from './two-class';
 
-const gen = (connectionClass: 'app-safe' | 'full'): BoundGeneration => ({ generationId: randomUUID(), fence: 1, ownerInstanceId: 'reg-1', toolsetId: 'ts', bindingGeneration: 1, connectionClass });
-const uiTool = (name: string, visibility?: unknown) => ({ name, inputSchema: { type: 'object' }, _meta: { ui: { resourceUri: 'ui://s/w.html', ...(visibility === undefined ? {} : { visibility }) } } });
+const gen = (connectionClass: 'app-safe' | 'full'): BoundGeneration => ({
+  generationId: randomUUID(),
+  fence: 1,
+  ownerInstanceId: 'reg-1',
+  toolsetId: 'ts',
+  bindingGeneration: 1,
+  connectionClass,
+});
+const uiTool = (name: string, visibility?: unknown) => ({
+  name,
+  inputSchema: { type: 'object' },
+  _meta: { ui: { resourceUri: 'ui://s/w.html', ...(visibility === undefined ? {} : { visibility }) } },
+});
 const plain = (name: string, description = 'd') => ({ name, description, inputSchema: { type: 'object' } });
 const reserved = [...DEFAULT_RESERVED_NAMES];
 const none = () => false;
@@ -55,7 +66,14 @@ describe('catalog composition', () => {
     const a = toListing(gen('app-safe'), [raw]);
     const f = toListing(gen('full'), [plain('show')]);
     const [h] = composeModelCatalog(resolveTwoClass('ts', a, f).candidates, { toolsetId: 'ts', namePrefix: 'p' }, reserved, none, '1.abc').tools;
-    expect(h).toMatchObject({ exposedName: 'p_show', nativeName: 'show', declaration: raw, catalogGeneration: '1.abc', connectionClass: 'app-safe', resourceUri: 'ui://s/w.html' });
+    expect(h).toMatchObject({
+      exposedName: 'p_show',
+      nativeName: 'show',
+      declaration: raw,
+      catalogGeneration: '1.abc',
+      connectionClass: 'app-safe',
+      resourceUri: 'ui://s/w.html',
+    });
     expect(h.execution).toEqual({ generationId: a.generation.generationId, fence: 1, ownerInstanceId: 'reg-1', bindingGeneration: 1 });
     expect(h.handleId).toMatch(/^th_[0-9a-f]{32}$/);
     expect(h.declaration).not.toBe(raw);
@@ -83,7 +101,8 @@ describe('catalog composition', () => {
       expect(model.tools.map((t) => t.nativeName)).toEqual(['ok']);
       expect(model.excluded).toEqual([{ toolsetId: 'ts', name, reason: 'RESERVED_NAME' }]);
       const app = composeAppCatalog(resolveOneClass('ts', a).candidates, { mode: 'all-app-visible' }, reserved, none, 'g');
-      if (namePrefix === 'adk') expect(names(app)).toEqual(['request_credential', 'ok']); // app names are native: no prefix to collide
+      if (namePrefix === 'adk')
+        expect(names(app)).toEqual(['request_credential', 'ok']); // app names are native: no prefix to collide
       else expect(names(app)).toEqual(['ok']);
     });
 
@@ -112,7 +131,9 @@ describe('catalog composition', () => {
     const one = { tools: [{ exposedName: 'x', toolsetId: 'a', nativeName: 'x' }], excluded: [] };
     const two = { tools: [{ exposedName: 'x', toolsetId: 'b', nativeName: 'x' }], excluded: [] };
     expect(dropCollisions([one, two] as never).tools).toEqual([]);
-    expect(resolveOneClass('ts', toListing(gen('app-safe'), [plain('d'), plain('d', 'other')])).excluded).toEqual([{ toolsetId: 'ts', name: 'd', reason: 'DUPLICATE_NAME' }]);
+    expect(resolveOneClass('ts', toListing(gen('app-safe'), [plain('d'), plain('d', 'other')])).excluded).toEqual([
+      { toolsetId: 'ts', name: 'd', reason: 'DUPLICATE_NAME' },
+    ]);
   });
 });
 
@@ -126,8 +147,14 @@ describe('two-class resolution', () => {
   });
 
   it('the same name with different schemas: UI tools keep the app-safe schema, non-UI tools the full one', () => {
-    const a = toListing(gen('app-safe'), [{ ...uiTool('u'), inputSchema: { type: 'object', properties: { a: {} } } }, { ...plain('n'), inputSchema: { type: 'object', properties: { a: {} } } }]);
-    const f = toListing(gen('full'), [{ ...uiTool('u'), inputSchema: { type: 'object', properties: { b: {} } } }, { ...plain('n'), inputSchema: { type: 'object', properties: { b: {} } } }]);
+    const a = toListing(gen('app-safe'), [
+      { ...uiTool('u'), inputSchema: { type: 'object', properties: { a: {} } } },
+      { ...plain('n'), inputSchema: { type: 'object', properties: { a: {} } } },
+    ]);
+    const f = toListing(gen('full'), [
+      { ...uiTool('u'), inputSchema: { type: 'object', properties: { b: {} } } },
+      { ...plain('n'), inputSchema: { type: 'object', properties: { b: {} } } },
+    ]);
     const r = resolveTwoClass('ts', a, f);
     const byName = new Map(r.candidates.map((c) => [c.tool.name, c]));
     expect(byName.get('u')!.tool.declaration['inputSchema']).toEqual({ type: 'object', properties: { a: {} } });

@@ -13,21 +13,28 @@ export interface Composition {
  * Model catalog of one toolset: developer selection ∩ `model` visibility, prefixed names; reserved names (native or
  * prefixed) and quarantined tools excluded.
  */
-export function composeModelCatalog(candidates: readonly Candidate[], selection: ToolsetSelection, reserved: readonly string[], quarantined: QuarantineCheck, catalogGeneration: string): Composition {
+export function composeModelCatalog(
+  candidates: readonly Candidate[],
+  selection: ToolsetSelection,
+  reserved: readonly string[],
+  quarantined: QuarantineCheck,
+  catalogGeneration: string,
+): Composition {
   const tools: BoundToolHandle[] = [];
   const excluded: Exclusion[] = [];
   const filter = selection.toolFilter ? new Set(selection.toolFilter) : undefined;
   for (const c of candidates) {
     const exposed = prefixed(c.tool.name, selection.namePrefix);
-    const reason: Exclusion['reason'] | undefined = isReserved(c.tool.name, reserved) || isReserved(exposed, reserved)
-      ? 'RESERVED_NAME'
-      : filter && !filter.has(c.tool.name)
-        ? 'NOT_SELECTED'
-        : !c.tool.ui.visibility.includes('model')
-          ? 'NOT_VISIBLE'
-          : quarantined(c)
-            ? 'QUARANTINED'
-            : undefined;
+    const reason: Exclusion['reason'] | undefined =
+      isReserved(c.tool.name, reserved) || isReserved(exposed, reserved)
+        ? 'RESERVED_NAME'
+        : filter && !filter.has(c.tool.name)
+          ? 'NOT_SELECTED'
+          : !c.tool.ui.visibility.includes('model')
+            ? 'NOT_VISIBLE'
+            : quarantined(c)
+              ? 'QUARANTINED'
+              : undefined;
     if (reason) excluded.push({ toolsetId: c.toolsetId, name: c.tool.name, reason });
     else tools.push(toHandle(c, exposed, catalogGeneration));
   }
@@ -38,7 +45,13 @@ export function composeModelCatalog(candidates: readonly Candidate[], selection:
  * App catalog of a View's bound generation: app-call policy ∩ `app` visibility, native names; reserved names and
  * quarantined tools excluded.
  */
-export function composeAppCatalog(candidates: readonly Candidate[], policy: AppCallPolicy, reserved: readonly string[], quarantined: QuarantineCheck, catalogGeneration: string): Composition {
+export function composeAppCatalog(
+  candidates: readonly Candidate[],
+  policy: AppCallPolicy,
+  reserved: readonly string[],
+  quarantined: QuarantineCheck,
+  catalogGeneration: string,
+): Composition {
   const tools: BoundToolHandle[] = [];
   const excluded: Exclusion[] = [];
   const allowed = (name: string) => policy.mode === 'all-app-visible' || (policy.mode === 'allow' && policy.names.includes(name));
@@ -65,6 +78,9 @@ export function dropCollisions(parts: readonly Composition[]): Composition {
   for (const t of all) count.set(t.exposedName, (count.get(t.exposedName) ?? 0) + 1);
   return {
     tools: all.filter((t) => count.get(t.exposedName) === 1),
-    excluded: [...parts.flatMap((p) => p.excluded), ...all.filter((t) => (count.get(t.exposedName) ?? 0) > 1).map((t) => ({ toolsetId: t.toolsetId, name: t.nativeName, reason: 'DUPLICATE_NAME' as const }))],
+    excluded: [
+      ...parts.flatMap((p) => p.excluded),
+      ...all.filter((t) => (count.get(t.exposedName) ?? 0) > 1).map((t) => ({ toolsetId: t.toolsetId, name: t.nativeName, reason: 'DUPLICATE_NAME' as const })),
+    ],
   };
 }

@@ -26,7 +26,12 @@ export interface Candidate {
 export function toListing(generation: BoundGeneration, raw: Record<string, unknown>[]): Listing {
   return {
     generation,
-    tools: raw.map((declaration) => ({ name: String(declaration['name']), declaration, fingerprint: toolFingerprint(declaration), ui: classifyToolDeclaration(declaration) })),
+    tools: raw.map((declaration) => ({
+      name: String(declaration['name']),
+      declaration,
+      fingerprint: toolFingerprint(declaration),
+      ui: classifyToolDeclaration(declaration),
+    })),
   };
 }
 

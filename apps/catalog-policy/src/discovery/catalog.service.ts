@@ -55,23 +55,41 @@ export class CatalogService {
     const listing = await this.discovery.list(generation);
     const { candidates, excluded } = resolveOneClass(generation.toolsetId, listing);
     const quarantined = await this.pinning.evaluate(generation.toolsetId, candidates);
-    const composed = composeAppCatalog(candidates, policy, this.config.reservedNames, quarantined, catalogGenerationOf(generation.bindingGeneration, [listing]));
+    const composed = composeAppCatalog(
+      candidates,
+      policy,
+      this.config.reservedNames,
+      quarantined,
+      catalogGenerationOf(generation.bindingGeneration, [listing]),
+    );
     this.logExclusions(excluded.concat(composed.excluded), 'app');
     return { tools: composed.tools, excluded: [...excluded, ...composed.excluded] };
   }
 
   /** Batch admission: the same two-class algorithm, fresh; one immutable snapshot of the exact handles. */
-  async classifyBatch(audience: CatalogAudience, toolsets: ToolsetSelection[] | undefined, calls: { callId: string; name: string }[]): Promise<ResponseOf<typeof CatalogClassifyBatch>> {
+  async classifyBatch(
+    audience: CatalogAudience,
+    toolsets: ToolsetSelection[] | undefined,
+    calls: { callId: string; name: string }[],
+  ): Promise<ResponseOf<typeof CatalogClassifyBatch>> {
     const selections = await this.selectionsFor(audience, toolsets);
     const catalog = await this.composeModel(audience, selections);
     const byName = new Map(catalog.tools.map((t) => [t.exposedName, t]));
     const missing = calls.filter((c) => !byName.has(c.name));
     if (missing.length) {
-      const disagreeing = missing.filter((c) => catalog.excluded.some((e) => e.reason === 'CLASS_DISAGREEMENT' && selections.some((s) => (s.namePrefix ? `${s.namePrefix}_${e.name}` : e.name) === c.name)));
+      const disagreeing = missing.filter((c) =>
+        catalog.excluded.some(
+          (e) => e.reason === 'CLASS_DISAGREEMENT' && selections.some((s) => (s.namePrefix ? `${s.namePrefix}_${e.name}` : e.name) === c.name),
+        ),
+      );
       const reason = disagreeing.length ? 'TOOL_CLASS_DISAGREEMENT' : 'TOOL_NOT_IN_CATALOG';
-      throw new AppHostError('FAILED_PRECONDITION', `the batch names tools that are not in the current model catalog: ${missing.map((c) => c.name).join(', ')}`, {
-        details: CatalogReasons.details(reason, { callIds: missing.map((c) => c.callId) }),
-      });
+      throw new AppHostError(
+        'FAILED_PRECONDITION',
+        `the batch names tools that are not in the current model catalog: ${missing.map((c) => c.name).join(', ')}`,
+        {
+          details: CatalogReasons.details(reason, { callIds: missing.map((c) => c.callId) }),
+        },
+      );
     }
     const entries = calls.map((c) => {
       const handle = byName.get(c.name)!;
@@ -79,7 +97,9 @@ export class CatalogService {
     });
     const ui = entries.filter((e) => e.uiAssociated).length;
     const classification = ui === 0 ? 'non-ui' : ui === entries.length ? 'ui' : 'mixed';
-    const snapshotDigest = createHash('sha256').update(canonicalize(entries.map((e) => [e.callId, e.name, e.handle.handleId, e.handle.fingerprint]))).digest('hex');
+    const snapshotDigest = createHash('sha256')
+      .update(canonicalize(entries.map((e) => [e.callId, e.name, e.handle.handleId, e.handle.fingerprint])))
+      .digest('hex');
     return deepFreeze({ snapshotId: randomUUID(), snapshotDigest, classification, calls: entries, createdAt: new Date().toISOString() });
   }
 
@@ -108,12 +128,21 @@ export class CatalogService {
       const appSafe = appSafeListing.value;
       const full = fullListing.value;
       if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
-        throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', { details: CatalogReasons.details('BINDING_CHANGED_DURING_DISCOVERY', { toolsetId: selection.toolsetId }) });
+        throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', {
+          details: CatalogReasons.details('BINDING_CHANGED_DURING_DISCOVERY', { toolsetId: selection.toolsetId }),
+        });
       }
       const resolved = resolveTwoClass(selection.toolsetId, appSafe, full);
-      for (const d of resolved.divergences) this.logger.info({ toolsetId: selection.toolsetId, ...d }, 'capability-adapted declaration: the app-safe declaration wins for a UI tool');
+      for (const d of resolved.divergences)
+        this.logger.info({ toolsetId: selection.toolsetId, ...d }, 'capability-adapted declaration: the app-safe declaration wins for a UI tool');
       const quarantined = await this.pinning.evaluate(selection.toolsetId, resolved.candidates);
-      const composed = composeModelCatalog(resolved.candidates, selection, this.config.reservedNames, quarantined, catalogGenerationOf(appSafe.generation.bindingGeneration, [appSafe, full]));
+      const composed = composeModelCatalog(
+        resolved.candidates,
+        selection,
+        this.config.reservedNames,
+        quarantined,
+        catalogGenerationOf(appSafe.generation.bindingGeneration, [appSafe, full]),
+      );
       parts.push({ tools: composed.tools, excluded: [...resolved.excluded, ...composed.excluded] });
     }
     const merged = dropCollisions(parts);

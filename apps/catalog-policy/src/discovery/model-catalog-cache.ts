@@ -30,7 +30,11 @@ export class ModelCatalogCache {
     if (ttlMs <= 0) return;
     this.entries.delete(key);
     while (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
-    this.entries.set(key, { expiresAt: now + ttlMs, value, toolsets: new Set(value.tools.map((t) => t.toolsetId).concat(value.excluded.map((e) => e.toolsetId))) });
+    this.entries.set(key, {
+      expiresAt: now + ttlMs,
+      value,
+      toolsets: new Set(value.tools.map((t) => t.toolsetId).concat(value.excluded.map((e) => e.toolsetId))),
+    });
   }
 
   /** After an approval: this replica stops serving catalogs of the toolset at once (others within their TTL). */

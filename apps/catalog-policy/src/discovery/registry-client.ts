@@ -1,6 +1,17 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, CatalogReasons, ConnListTools, ConnRelease, RegistryAcquireGeneration, RegistryGetToolset, type BoundGeneration, type CatalogAudience, type GenerationHandle, type ToolsetSelection } from '@apphost/contracts';
+import {
+  AppHostError,
+  CatalogReasons,
+  ConnListTools,
+  ConnRelease,
+  RegistryAcquireGeneration,
+  RegistryGetToolset,
+  type BoundGeneration,
+  type CatalogAudience,
+  type GenerationHandle,
+  type ToolsetSelection,
+} from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import type { Logger } from '@apphost/runtime';
 import { CATALOG_CONFIG, CATALOG_LOGGER } from '../catalog.tokens';
@@ -56,7 +67,9 @@ export class RegistryDiscovery {
       throw asTyped(error, 'tool listing failed');
     }
     if (tools.length > this.config.maxTools) {
-      throw new AppHostError('RESOURCE_EXHAUSTED', `the listing has ${tools.length} tools, over ${this.config.maxTools}`, { details: CatalogReasons.details('DISCOVERY_MAX_ITEMS') });
+      throw new AppHostError('RESOURCE_EXHAUSTED', `the listing has ${tools.length} tools, over ${this.config.maxTools}`, {
+        details: CatalogReasons.details('DISCOVERY_MAX_ITEMS'),
+      });
     }
     try {
       return toListing(generation, tools);
@@ -88,14 +101,23 @@ export class RegistryDiscovery {
   }
 
   private async release(handle: GenerationHandle): Promise<void> {
-    await requestOnGeneration(this.bus, ConnRelease, toBound(handle), { leaseId: handle.leaseId }, { timeoutMs: this.config.registryTimeoutMs }).catch((error: unknown) => {
-      this.logger.debug({ generationId: handle.generationId, error: describe(error) }, 'lease release failed (the generation is gone or evicts on its own)');
-    });
+    await requestOnGeneration(this.bus, ConnRelease, toBound(handle), { leaseId: handle.leaseId }, { timeoutMs: this.config.registryTimeoutMs }).catch(
+      (error: unknown) => {
+        this.logger.debug({ generationId: handle.generationId, error: describe(error) }, 'lease release failed (the generation is gone or evicts on its own)');
+      },
+    );
   }
 }
 
 export function toBound(h: GenerationHandle): BoundGeneration {
-  return { generationId: h.generationId, fence: h.fence, ownerInstanceId: h.ownerInstanceId, toolsetId: h.toolsetId, bindingGeneration: h.bindingGeneration, connectionClass: h.connectionClass };
+  return {
+    generationId: h.generationId,
+    fence: h.fence,
+    ownerInstanceId: h.ownerInstanceId,
+    toolsetId: h.toolsetId,
+    bindingGeneration: h.bindingGeneration,
+    connectionClass: h.connectionClass,
+  };
 }
 
 function asTyped(error: unknown, message: string): AppHostError {

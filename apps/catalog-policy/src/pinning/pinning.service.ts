@@ -21,7 +21,12 @@ export class PinningService {
 
   /** Records/compares every candidate's definition; the answer tells composition which ones are quarantined. */
   async evaluate(toolsetId: string, candidates: readonly Candidate[]): Promise<QuarantineCheck> {
-    const sightings = candidates.map((c) => ({ connectionClass: c.generation.connectionClass, name: c.tool.name, fingerprint: c.tool.fingerprint, declaration: c.tool.declaration }));
+    const sightings = candidates.map((c) => ({
+      connectionClass: c.generation.connectionClass,
+      name: c.tool.name,
+      fingerprint: c.tool.fingerprint,
+      declaration: c.tool.declaration,
+    }));
     const stored = new Map((await this.pins.recordAndLoad(toolsetId, sightings)).map((p) => [keyOf(p.connectionClass, p.name), p]));
     const quarantined = new Set<string>();
     for (const s of sightings) {
@@ -34,23 +39,34 @@ export class PinningService {
       if (pin.approvedFingerprint === s.fingerprint) continue;
       quarantined.add(key);
       const previous = await this.pins.quarantine(toolsetId, s);
-      if (previous) this.logger.warn({ toolsetId, tool: s.name, connectionClass: s.connectionClass, approvedFingerprint: previous, newFingerprint: s.fingerprint }, 'tool definition drifted: quarantined until approved');
+      if (previous)
+        this.logger.warn(
+          { toolsetId, tool: s.name, connectionClass: s.connectionClass, approvedFingerprint: previous, newFingerprint: s.fingerprint },
+          'tool definition drifted: quarantined until approved',
+        );
     }
     return (c) => quarantined.has(keyOf(c.generation.connectionClass, c.tool.name));
   }
 
   async approve(toolsetId: string, name: string, fingerprint: string | undefined, actor: string): Promise<ResponseOf<typeof CatalogApproveTool>> {
     const current = await this.pins.list(toolsetId, name);
-    if (current.length === 0) throw new AppHostError('NOT_FOUND', `tool ${name} of toolset ${toolsetId} has never been listed`, { details: CatalogReasons.details('TOOL_NOT_PINNED') });
+    if (current.length === 0)
+      throw new AppHostError('NOT_FOUND', `tool ${name} of toolset ${toolsetId} has never been listed`, { details: CatalogReasons.details('TOOL_NOT_PINNED') });
     if (fingerprint && !current.some((p) => p.candidateFingerprint === fingerprint)) {
-      throw new AppHostError('CONFLICT', 'the fingerprint is not the quarantined candidate of this tool (the definition changed again, or was never quarantined)', {
-        details: CatalogReasons.details('FINGERPRINT_NOT_CANDIDATE', { candidates: current.map((p) => p.candidateFingerprint).filter(Boolean) }),
-      });
+      throw new AppHostError(
+        'CONFLICT',
+        'the fingerprint is not the quarantined candidate of this tool (the definition changed again, or was never quarantined)',
+        {
+          details: CatalogReasons.details('FINGERPRINT_NOT_CANDIDATE', { candidates: current.map((p) => p.candidateFingerprint).filter(Boolean) }),
+        },
+      );
     }
     const { before, after } = await this.pins.approve(toolsetId, name, fingerprint ?? null, actor);
     const approved = after.flatMap((a) => {
       const b = before.find((x) => x.connectionClass === a.connectionClass);
-      return b && b.state === 'QUARANTINED' && a.state === 'APPROVED' ? [{ connectionClass: a.connectionClass, previousFingerprint: b.approvedFingerprint, fingerprint: a.approvedFingerprint }] : [];
+      return b && b.state === 'QUARANTINED' && a.state === 'APPROVED'
+        ? [{ connectionClass: a.connectionClass, previousFingerprint: b.approvedFingerprint, fingerprint: a.approvedFingerprint }]
+        : [];
     });
     for (const a of approved) this.logger.warn({ toolsetId, tool: name, ...a, approvedBy: actor }, 'tool definition approved');
     return { pins: after, approved };

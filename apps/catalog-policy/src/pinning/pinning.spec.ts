@@ -1,6 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { CatalogApproveTool, CatalogListPins } from '@apphost/contracts';
-import { bootService, dropSchemasWithPrefix, startPrivateNats, TEST_DATABASE_URL, uniquePrefix, type PrivateNats, type ServiceUnderTest } from '@apphost/testing';
+import {
+  bootService,
+  dropSchemasWithPrefix,
+  startPrivateNats,
+  TEST_DATABASE_URL,
+  uniquePrefix,
+  type PrivateNats,
+  type ServiceUnderTest,
+} from '@apphost/testing';
 import { openServiceDatabase, type ServiceDatabase } from '@apphost/persistence';
 import pino from 'pino';
 import { toListing, type Candidate } from '../compose/listing';
@@ -18,9 +26,22 @@ describe('tool-definition pinning', () => {
   let service: ServiceUnderTest;
   let db: ServiceDatabase;
   let pinning: PinningService;
-  const generation = { generationId: randomUUID(), fence: 1, ownerInstanceId: 'reg-1', toolsetId: 'pin-ts', bindingGeneration: 1, connectionClass: 'app-safe' as const };
+  const generation = {
+    generationId: randomUUID(),
+    fence: 1,
+    ownerInstanceId: 'reg-1',
+    toolsetId: 'pin-ts',
+    bindingGeneration: 1,
+    connectionClass: 'app-safe' as const,
+  };
   const candidates = (description: string, schema: Record<string, unknown> = {}): Candidate[] =>
-    resolveOneClass('pin-ts', toListing(generation, [{ name: 'echo', description, inputSchema: { type: 'object', properties: schema } }, { name: 'stable', inputSchema: { type: 'object' } }])).candidates;
+    resolveOneClass(
+      'pin-ts',
+      toListing(generation, [
+        { name: 'echo', description, inputSchema: { type: 'object', properties: schema } },
+        { name: 'stable', inputSchema: { type: 'object' } },
+      ]),
+    ).candidates;
   const quarantinedNames = async (cs: Candidate[]) => {
     const check = await pinning.evaluate('pin-ts', cs);
     return cs.filter(check).map((c) => c.tool.name);
@@ -30,7 +51,13 @@ describe('tool-definition pinning', () => {
     nats = await startPrivateNats();
     service = await bootService(catalogPolicyService, prefix, { NATS_URL: nats.url });
     // The service's own store, opened beside the running service (its migrations are already applied).
-    db = await openServiceDatabase({ url: TEST_DATABASE_URL, schema: `${prefix}${CATALOG_SCHEMA}`, serviceName: catalogPolicyService.name, migrations: [CatalogSchema1767400000000], poolSize: 2 });
+    db = await openServiceDatabase({
+      url: TEST_DATABASE_URL,
+      schema: `${prefix}${CATALOG_SCHEMA}`,
+      serviceName: catalogPolicyService.name,
+      migrations: [CatalogSchema1767400000000],
+      poolSize: 2,
+    });
     pinning = new PinningService(new PinsRepository(db), pino({ level: 'silent' }));
   }, 60_000);
 
@@ -49,7 +76,9 @@ describe('tool-definition pinning', () => {
     const { pins } = await service.client.request(CatalogListPins, { toolsetId: 'pin-ts' });
     expect(pins.find((p) => p.name === 'echo')).toMatchObject({ state: 'QUARANTINED', connectionClass: 'app-safe' });
     expect(pins.find((p) => p.name === 'stable')).toMatchObject({ state: 'APPROVED', candidateFingerprint: null });
-    const { rows } = await db.query<{ kind: string; previous_fingerprint: string | null; fingerprint: string }>(`SELECT kind, previous_fingerprint, fingerprint FROM tool_pin_events WHERE tool_name = 'echo' ORDER BY id`);
+    const { rows } = await db.query<{ kind: string; previous_fingerprint: string | null; fingerprint: string }>(
+      `SELECT kind, previous_fingerprint, fingerprint FROM tool_pin_events WHERE tool_name = 'echo' ORDER BY id`,
+    );
     expect(rows.map((r: { kind: string }) => r.kind)).toEqual(['FIRST_SIGHT', 'DRIFT', 'DRIFT']);
     expect(rows[1].previous_fingerprint).toBe(rows[0].fingerprint);
   });
@@ -58,10 +87,21 @@ describe('tool-definition pinning', () => {
     const drifted = candidates('Echoes.', { extra: { type: 'string' } });
     const { pins } = await service.client.request(CatalogListPins, { toolsetId: 'pin-ts' });
     const before = pins.find((p) => p.name === 'echo')!;
-    await expect(service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'echo', fingerprint: before.approvedFingerprint, approvedBy: 'admin' })).rejects.toMatchObject({ code: 'CONFLICT' });
-    await expect(service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'never-seen', approvedBy: 'admin' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    const approved = await service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'echo', fingerprint: drifted[0].tool.fingerprint, approvedBy: 'admin' });
-    expect(approved.approved).toEqual([{ connectionClass: 'app-safe', previousFingerprint: before.approvedFingerprint, fingerprint: drifted[0].tool.fingerprint }]);
+    await expect(
+      service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'echo', fingerprint: before.approvedFingerprint, approvedBy: 'admin' }),
+    ).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(service.client.request(CatalogApproveTool, { toolsetId: 'pin-ts', name: 'never-seen', approvedBy: 'admin' })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
+    const approved = await service.client.request(CatalogApproveTool, {
+      toolsetId: 'pin-ts',
+      name: 'echo',
+      fingerprint: drifted[0].tool.fingerprint,
+      approvedBy: 'admin',
+    });
+    expect(approved.approved).toEqual([
+      { connectionClass: 'app-safe', previousFingerprint: before.approvedFingerprint, fingerprint: drifted[0].tool.fingerprint },
+    ]);
     expect(approved.pins[0]).toMatchObject({ state: 'APPROVED', approvedFingerprint: drifted[0].tool.fingerprint, candidateFingerprint: null });
     expect(await quarantinedNames(drifted)).toEqual([]);
     expect(await quarantinedNames(candidates('Echoes.'))).toEqual(['echo']);

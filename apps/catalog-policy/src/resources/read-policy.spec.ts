@@ -20,7 +20,10 @@ describe('resource-read policy', () => {
     expect(admitReadRequest(policy, 'UI://SRV/widget.html#frag')).toBe('ui://srv/widget.html');
     expect(admitReadRequest(policy, 'ui://srv/assets/a.css')).toBe('ui://srv/assets/a.css');
     for (const uri of ['ui://srv/assets-evil/a', 'ui://srv/other.html', 'ui://evil/widget.html']) {
-      expect(typed(() => admitReadRequest(policy, uri))).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'RESOURCE_POLICY_DENIED', side: 'request' } });
+      expect(typed(() => admitReadRequest(policy, uri))).toMatchObject({
+        code: 'PERMISSION_DENIED',
+        details: { reason: 'RESOURCE_POLICY_DENIED', side: 'request' },
+      });
     }
     expect(typed(() => admitReadRequest(policy, 'ui://srv/assets/../secret')).code).toBe('INVALID_ARGUMENT');
   });
@@ -39,13 +42,22 @@ describe('resource-read policy', () => {
     ['an item with a dot segment', [item('ui://srv/assets/%2e%2e/x')], false],
     ['an encoded slash splice', [item('ui://srv/assets%2F..%2Fsecret')], false],
   ])('rejects %s whole', (_label, contents, mixed) => {
-    expect(typed(() => checkReadResponse(policy, contents as Record<string, unknown>[], limits))).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'RESOURCE_POLICY_DENIED', side: 'response', mixed } });
+    expect(typed(() => checkReadResponse(policy, contents as Record<string, unknown>[], limits))).toMatchObject({
+      code: 'PERMISSION_DENIED',
+      details: { reason: 'RESOURCE_POLICY_DENIED', side: 'response', mixed },
+    });
   });
 
   it('enforces per-item and aggregate byte limits (text and base64 blobs)', () => {
-    expect(typed(() => checkReadResponse(policy, [item('ui://srv/widget.html', 'y'.repeat(101))], limits))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { reason: 'READ_ITEM_TOO_LARGE' } });
+    expect(typed(() => checkReadResponse(policy, [item('ui://srv/widget.html', 'y'.repeat(101))], limits))).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      details: { reason: 'READ_ITEM_TOO_LARGE' },
+    });
     const blob = { uri: 'ui://srv/assets/b', blob: Buffer.alloc(90).toString('base64') };
-    expect(typed(() => checkReadResponse(policy, [blob, blob], limits))).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { reason: 'READ_TOTAL_TOO_LARGE' } });
+    expect(typed(() => checkReadResponse(policy, [blob, blob], limits))).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      details: { reason: 'READ_TOTAL_TOO_LARGE' },
+    });
     expect(checkReadResponse(policy, [blob], limits).totalBytes).toBe(90);
   });
 });

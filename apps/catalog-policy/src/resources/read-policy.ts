@@ -15,7 +15,9 @@ export interface ReadLimits {
 export function admitReadRequest(policy: ResourcePolicy, uri: string): string {
   const canonical = canonicalizeUri(uri);
   if (!matchResourcePolicy(policy, canonical)) {
-    throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', { details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { side: 'request' }) });
+    throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', {
+      details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { side: 'request' }),
+    });
   }
   return canonical;
 }
@@ -35,7 +37,11 @@ export function itemBytes(item: Record<string, unknown>): number {
  * that does not rejects the whole response (never a filtered subset). Per-item and aggregate byte limits.
  * Returns the items with canonical URIs.
  */
-export function checkReadResponse(policy: ResourcePolicy, contents: readonly Record<string, unknown>[], limits: ReadLimits): { contents: Record<string, unknown>[]; totalBytes: number } {
+export function checkReadResponse(
+  policy: ResourcePolicy,
+  contents: readonly Record<string, unknown>[],
+  limits: ReadLimits,
+): { contents: Record<string, unknown>[]; totalBytes: number } {
   const denied: { index: number; why: string }[] = [];
   const out: Record<string, unknown>[] = [];
   let total = 0;
@@ -53,18 +59,26 @@ export function checkReadResponse(policy: ResourcePolicy, contents: readonly Rec
     else if (!matchResourcePolicy(policy, canonical)) denied.push({ index, why: 'OUTSIDE_POLICY' });
     const bytes = itemBytes(item);
     if (bytes > limits.maxItemBytes) {
-      throw new AppHostError('PAYLOAD_TOO_LARGE', `content item ${index} has ${bytes} bytes, over ${limits.maxItemBytes}`, { details: CatalogReasons.details('READ_ITEM_TOO_LARGE', { index }) });
+      throw new AppHostError('PAYLOAD_TOO_LARGE', `content item ${index} has ${bytes} bytes, over ${limits.maxItemBytes}`, {
+        details: CatalogReasons.details('READ_ITEM_TOO_LARGE', { index }),
+      });
     }
     total += bytes;
     out.push({ ...item, ...(canonical ? { uri: canonical } : {}) });
   });
   if (denied.length) {
-    throw new AppHostError('PERMISSION_DENIED', `${denied.length} of ${contents.length} returned content items are outside the resource policy: the whole response is rejected`, {
-      details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { side: 'response', mixed: denied.length < contents.length, denied }),
-    });
+    throw new AppHostError(
+      'PERMISSION_DENIED',
+      `${denied.length} of ${contents.length} returned content items are outside the resource policy: the whole response is rejected`,
+      {
+        details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { side: 'response', mixed: denied.length < contents.length, denied }),
+      },
+    );
   }
   if (total > limits.maxTotalBytes) {
-    throw new AppHostError('PAYLOAD_TOO_LARGE', `the response has ${total} bytes of content, over ${limits.maxTotalBytes}`, { details: CatalogReasons.details('READ_TOTAL_TOO_LARGE') });
+    throw new AppHostError('PAYLOAD_TOO_LARGE', `the response has ${total} bytes of content, over ${limits.maxTotalBytes}`, {
+      details: CatalogReasons.details('READ_TOTAL_TOO_LARGE'),
+    });
   }
   return { contents: out, totalBytes: total };
 }

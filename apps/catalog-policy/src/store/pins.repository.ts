@@ -99,7 +99,12 @@ export class PinsRepository {
    */
   async approve(toolsetId: string, name: string, fingerprint: string | null, actor: string): Promise<{ before: PinRow[]; after: PinRow[] }> {
     return this.db.transaction(async (tx) => {
-      const before = (await tx.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class FOR UPDATE`, [toolsetId, name])).rows.map(toPin);
+      const before = (
+        await tx.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class FOR UPDATE`, [
+          toolsetId,
+          name,
+        ])
+      ).rows.map(toPin);
       await tx.query(
         `WITH approved AS (
            UPDATE tool_pins p SET state = 'APPROVED', approved_fingerprint = candidate_fingerprint, candidate_fingerprint = NULL, candidate_declaration = NULL, updated_at = now()
@@ -110,7 +115,9 @@ export class PinsRepository {
          SELECT $1, connection_class, $2, 'APPROVED', old, approved_fingerprint, $4 FROM approved`,
         [toolsetId, name, fingerprint, actor],
       );
-      const after = (await tx.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class`, [toolsetId, name])).rows.map(toPin);
+      const after = (
+        await tx.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND tool_name = $2 ORDER BY connection_class`, [toolsetId, name])
+      ).rows.map(toPin);
       return { before, after };
     });
   }

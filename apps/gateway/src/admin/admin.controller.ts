@@ -24,12 +24,18 @@ export class AdminController {
 
   @Put('profiles/:profileId')
   putProfile(@Param('profileId') profileId: string, @Body() body: unknown): Promise<ResponseOf<typeof RegistryPutProfile>> {
-    return this.bus.request(RegistryPutProfile, { profileId: parseInput(registryIdParamSchema, profileId, 'profile id'), profile: parseInput(profileBodySchema, body, 'profile') });
+    return this.bus.request(RegistryPutProfile, {
+      profileId: parseInput(registryIdParamSchema, profileId, 'profile id'),
+      profile: parseInput(profileBodySchema, body, 'profile'),
+    });
   }
 
   @Put('toolsets/:toolsetId')
   putToolset(@Param('toolsetId') toolsetId: string, @Body() body: unknown): Promise<ResponseOf<typeof RegistryPutToolset>> {
-    return this.bus.request(RegistryPutToolset, { toolsetId: parseInput(registryIdParamSchema, toolsetId, 'toolset id'), spec: parseInput(toolsetBodySchema, body, 'toolset spec') });
+    return this.bus.request(RegistryPutToolset, {
+      toolsetId: parseInput(registryIdParamSchema, toolsetId, 'toolset id'),
+      spec: parseInput(toolsetBodySchema, body, 'toolset spec'),
+    });
   }
 
   @Get('toolsets/:toolsetId')

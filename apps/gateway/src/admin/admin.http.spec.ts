@@ -42,7 +42,12 @@ beforeAll(async () => {
   nats = await startPrivateNats();
   // A stand-in binding registry on this suite's own NATS: it records what the gateway sends.
   registryTransport = await connectTestTransport('fake-registry', { natsUrl: nats.url });
-  registry = new BusServer({ transport: registryTransport, instanceId: 'fake-registry', queueGroup: 'binding-registry', logger: { error: () => undefined, warn: () => undefined } });
+  registry = new BusServer({
+    transport: registryTransport,
+    instanceId: 'fake-registry',
+    queueGroup: 'binding-registry',
+    logger: { error: () => undefined, warn: () => undefined },
+  });
   registry.register(RegistryPutProfile, (r) => (seen.push({ op: 'put-profile', payload: r }), { profileId: r.profileId, created: true, fingerprint: 'f' }));
   registry.register(RegistryPutToolset, (r) => (seen.push({ op: 'put-toolset', payload: r }), { created: true, status: status(r.toolsetId, 'PROFILE_BOUND') }));
   registry.register(RegistryGetToolset, (r) => {
@@ -56,7 +61,13 @@ beforeAll(async () => {
 
   const transport = await connectTestTransport('gateway', { natsUrl: nats.url });
   gateway = await startService(gatewayService, {
-    env: { AUTH_MODE: 'development', AUTH_DEV_TOKEN_FILE: path.join(tokenDir, 'dev-token'), HTTP_HOST: '127.0.0.1', HTTP_PORT: '0', BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX },
+    env: {
+      AUTH_MODE: 'development',
+      AUTH_DEV_TOKEN_FILE: path.join(tokenDir, 'dev-token'),
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: '0',
+      BUS_SUBJECT_PREFIX: TEST_BUS_PREFIX,
+    },
     transport,
     http: true,
     processMetrics: false,

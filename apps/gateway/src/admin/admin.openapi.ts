@@ -5,7 +5,11 @@ const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.
 const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema: json(schema) } } });
 const ok = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema: json(schema) } } });
 const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
-const adminErrors = { '400': error('Invalid path or body (nothing was done)'), '401': error('Missing or invalid bearer token'), '403': error('The token lacks the admin scope') };
+const adminErrors = {
+  '400': error('Invalid path or body (nothing was done)'),
+  '401': error('Missing or invalid bearer token'),
+  '403': error('The token lacks the admin scope'),
+};
 const idParam = (name: string) => ({ name, in: 'path', required: true, schema: { type: 'string' } });
 
 /** The admin routes of the binding registry, from the same zod schemas the registry validates with. */
@@ -16,7 +20,11 @@ export function adminPaths(): Record<string, unknown> {
         summary: 'Store an immutable host profile (same content: idempotent; other content: 409)',
         parameters: [idParam('profileId')],
         requestBody: body(hostProfileSchema),
-        responses: { '200': ok('Stored', z.object({ profileId: z.string(), created: z.boolean(), fingerprint: z.string() })), ...adminErrors, '409': error('The id holds another profile') },
+        responses: {
+          '200': ok('Stored', z.object({ profileId: z.string(), created: z.boolean(), fingerprint: z.string() })),
+          ...adminErrors,
+          '409': error('The id holds another profile'),
+        },
       },
     },
     '/v1/toolsets/{toolsetId}': {
@@ -24,7 +32,12 @@ export function adminPaths(): Record<string, unknown> {
         summary: 'Store an immutable toolset spec and materialize its binding (stdio only where the deployment allows it)',
         parameters: [idParam('toolsetId')],
         requestBody: body(toolsetSpecSchema),
-        responses: { '200': ok('Stored; the binding status', z.object({ created: z.boolean(), status: toolsetStatusSchema })), ...adminErrors, '404': error('The referenced profile does not exist'), '409': error('The id holds another spec') },
+        responses: {
+          '200': ok('Stored; the binding status', z.object({ created: z.boolean(), status: toolsetStatusSchema })),
+          ...adminErrors,
+          '404': error('The referenced profile does not exist'),
+          '409': error('The id holds another spec'),
+        },
       },
       get: {
         summary: 'Binding state, binding generation and readiness per provider',
@@ -34,7 +47,12 @@ export function adminPaths(): Record<string, unknown> {
       post: {
         summary: 'Custom methods `{toolsetId}:revoke` (REVOKING → CLOSED, advertising connections closed) and `{toolsetId}:rebind` (a new binding generation)',
         parameters: [{ ...idParam('toolsetId'), description: '`<toolsetId>:revoke` or `<toolsetId>:rebind`' }],
-        responses: { '200': ok('The status after the method', toolsetStatusSchema), ...adminErrors, '404': error('No such toolset'), '409': error('A concurrent rebind won') },
+        responses: {
+          '200': ok('The status after the method', toolsetStatusSchema),
+          ...adminErrors,
+          '404': error('No such toolset'),
+          '409': error('A concurrent rebind won'),
+        },
       },
     },
     '/v1/keys:rotate': {

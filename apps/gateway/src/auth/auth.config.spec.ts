@@ -43,7 +43,11 @@ describe('parseAuthConfig', () => {
   });
 
   it('parses development mode', () => {
-    expect(parseAuthConfig({ AUTH_MODE: 'development', AUTH_DEV_TOKEN_FILE: '/tmp/t' })).toEqual({ mode: 'development', devTokenFile: '/tmp/t', originAllowlist: [] });
+    expect(parseAuthConfig({ AUTH_MODE: 'development', AUTH_DEV_TOKEN_FILE: '/tmp/t' })).toEqual({
+      mode: 'development',
+      devTokenFile: '/tmp/t',
+      originAllowlist: [],
+    });
   });
 
   it.each([

@@ -36,7 +36,10 @@ const optionalString = z.preprocess(blankToUndefined, z.string().trim().optional
 
 const originListSchema = optionalString.transform((raw, ctx) => {
   const origins: string[] = [];
-  for (const entry of (raw ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (raw ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const origin = normalizeOrigin(entry);
     if (origin) origins.push(origin);
     else ctx.addIssue({ code: 'custom', message: `not an http(s) origin: ${JSON.stringify(entry)}` });
@@ -68,39 +71,45 @@ const jwtSchema = z
     AUTH_TENANT_CLAIM: optionalString,
     AUTH_ORIGIN_ALLOWLIST: originListSchema,
   })
-  .superRefine((env, ctx) => {
-    const need = (name: 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE') => {
-      if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required when AUTH_MODE=jwt' });
-    };
-    need('AUTH_JWT_ISSUER');
-    need('AUTH_JWT_AUDIENCE');
-    const hasSecret = env.AUTH_JWT_HS256_SECRET !== undefined;
-    const hasJwks = env.AUTH_JWKS_FILE !== undefined;
-    if (hasSecret && hasJwks) {
-      ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_HS256_SECRET'], message: 'set exactly one of AUTH_JWT_HS256_SECRET or AUTH_JWKS_FILE, not both' });
-    } else if (!hasSecret && !hasJwks) {
-      ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_HS256_SECRET'], message: 'set exactly one of AUTH_JWT_HS256_SECRET or AUTH_JWKS_FILE' });
-    }
-    if (hasSecret && Buffer.byteLength(env.AUTH_JWT_HS256_SECRET ?? '', 'utf8') < MIN_HS256_SECRET_BYTES) {
-      ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_HS256_SECRET'], message: `must be at least ${MIN_HS256_SECRET_BYTES} bytes` });
-    }
-    if (env.AUTH_JWT_ALGORITHMS !== undefined) {
-      // Pinning the family to the key type prevents algorithm-confusion (an RS public key used as an HMAC secret).
-      const allowed: readonly string[] = hasSecret ? SYMMETRIC_ALGORITHMS : ASYMMETRIC_ALGORITHMS;
-      const algs = splitList(env.AUTH_JWT_ALGORITHMS);
-      const bad = algs.filter((a) => !allowed.includes(a));
-      if (algs.length === 0 || bad.length > 0) {
-        const why = bad.some((a) => a.toLowerCase() === 'none') ? '"none" is never allowed' : `allowed for this key type: ${allowed.join(', ')}`;
-        ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_ALGORITHMS'], message: `invalid algorithm list (${why})` });
+  .superRefine(
+    (env, ctx) => {
+      const need = (name: 'AUTH_JWT_ISSUER' | 'AUTH_JWT_AUDIENCE') => {
+        if (!env[name]) ctx.addIssue({ code: 'custom', path: [name], message: 'required when AUTH_MODE=jwt' });
+      };
+      need('AUTH_JWT_ISSUER');
+      need('AUTH_JWT_AUDIENCE');
+      const hasSecret = env.AUTH_JWT_HS256_SECRET !== undefined;
+      const hasJwks = env.AUTH_JWKS_FILE !== undefined;
+      if (hasSecret && hasJwks) {
+        ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_HS256_SECRET'], message: 'set exactly one of AUTH_JWT_HS256_SECRET or AUTH_JWKS_FILE, not both' });
+      } else if (!hasSecret && !hasJwks) {
+        ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_HS256_SECRET'], message: 'set exactly one of AUTH_JWT_HS256_SECRET or AUTH_JWKS_FILE' });
       }
-    }
-    if (env.AUTH_TENANT_CLAIM !== undefined && !/^[A-Za-z0-9_:/.-]{1,128}$/.test(env.AUTH_TENANT_CLAIM)) {
-      ctx.addIssue({ code: 'custom', path: ['AUTH_TENANT_CLAIM'], message: 'must be a claim name' });
-    }
-  }, { when: () => true }); // also when a field failed: every problem is listed at once (the check reads raw strings only)
+      if (hasSecret && Buffer.byteLength(env.AUTH_JWT_HS256_SECRET ?? '', 'utf8') < MIN_HS256_SECRET_BYTES) {
+        ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_HS256_SECRET'], message: `must be at least ${MIN_HS256_SECRET_BYTES} bytes` });
+      }
+      if (env.AUTH_JWT_ALGORITHMS !== undefined) {
+        // Pinning the family to the key type prevents algorithm-confusion (an RS public key used as an HMAC secret).
+        const allowed: readonly string[] = hasSecret ? SYMMETRIC_ALGORITHMS : ASYMMETRIC_ALGORITHMS;
+        const algs = splitList(env.AUTH_JWT_ALGORITHMS);
+        const bad = algs.filter((a) => !allowed.includes(a));
+        if (algs.length === 0 || bad.length > 0) {
+          const why = bad.some((a) => a.toLowerCase() === 'none') ? '"none" is never allowed' : `allowed for this key type: ${allowed.join(', ')}`;
+          ctx.addIssue({ code: 'custom', path: ['AUTH_JWT_ALGORITHMS'], message: `invalid algorithm list (${why})` });
+        }
+      }
+      if (env.AUTH_TENANT_CLAIM !== undefined && !/^[A-Za-z0-9_:/.-]{1,128}$/.test(env.AUTH_TENANT_CLAIM)) {
+        ctx.addIssue({ code: 'custom', path: ['AUTH_TENANT_CLAIM'], message: 'must be a claim name' });
+      }
+    },
+    { when: () => true },
+  ); // also when a field failed: every problem is listed at once (the check reads raw strings only)
 
 function splitList(raw: string): string[] {
-  return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 class AuthConfigProblems extends Error {
@@ -145,9 +154,7 @@ function readAuthConfig(env: Record<string, string | undefined>): AuthConfig {
   if (!jwt.success) fail(jwt.error);
   const e = jwt.data;
   const key: JwtKeySource =
-    e.AUTH_JWT_HS256_SECRET !== undefined
-      ? { kind: 'hs256-secret', secret: e.AUTH_JWT_HS256_SECRET }
-      : { kind: 'jwks-file', path: e.AUTH_JWKS_FILE as string };
+    e.AUTH_JWT_HS256_SECRET !== undefined ? { kind: 'hs256-secret', secret: e.AUTH_JWT_HS256_SECRET } : { kind: 'jwks-file', path: e.AUTH_JWKS_FILE as string };
   return {
     mode: 'jwt',
     issuer: e.AUTH_JWT_ISSUER as string,

@@ -191,7 +191,13 @@ describe('auth over HTTP (JWKS file)', () => {
     const running = await start(new TokenVerifier({ issuer: ISSUER, audience: AUDIENCE, key: { jwksFile } }));
     try {
       const mint = (key: typeof privateKey) =>
-        new SignJWT({ tenant: 'acme', scope: 'admin' }).setProtectedHeader({ alg, kid: 'k1' }).setIssuer(ISSUER).setAudience(AUDIENCE).setSubject('svc').setExpirationTime('5m').sign(key);
+        new SignJWT({ tenant: 'acme', scope: 'admin' })
+          .setProtectedHeader({ alg, kid: 'k1' })
+          .setIssuer(ISSUER)
+          .setAudience(AUDIENCE)
+          .setSubject('svc')
+          .setExpirationTime('5m')
+          .sign(key);
       expect(await get(`${running.url}/admin`, await mint(privateKey))).toEqual({ status: 200, body: { admin: true } });
       const forged = await get(`${running.url}/admin`, await mint(other.privateKey));
       expect(forged.status).toBe(401);

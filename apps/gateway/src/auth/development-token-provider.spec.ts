@@ -9,9 +9,12 @@ describe('isLoopbackHost', () => {
     expect(isLoopbackHost(host)).toBe(true);
   });
 
-  it.each(['0.0.0.0', '::', '10.1.2.3', '128.0.0.1', 'example.com', 'localhost.example.com', '::ffff:10.0.0.1', '', '127.0.0.1.nip.io'])('refuses %s', (host) => {
-    expect(isLoopbackHost(host)).toBe(false);
-  });
+  it.each(['0.0.0.0', '::', '10.1.2.3', '128.0.0.1', 'example.com', 'localhost.example.com', '::ffff:10.0.0.1', '', '127.0.0.1.nip.io'])(
+    'refuses %s',
+    (host) => {
+      expect(isLoopbackHost(host)).toBe(false);
+    },
+  );
 });
 
 describe('DevelopmentTokenProvider', () => {

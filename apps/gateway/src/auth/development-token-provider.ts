@@ -26,7 +26,10 @@ loopback.addAddress('::1', 'ipv6');
 
 /** True only for addresses that cannot be reached from another machine: 127.0.0.0/8, ::1, `localhost`. */
 export function isLoopbackHost(host: string): boolean {
-  const h = host.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const h = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   if (h === 'localhost') return true;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/.exec(h);
   if (mapped) return isIP(mapped[1]) === 4 && loopback.check(mapped[1], 'ipv4');

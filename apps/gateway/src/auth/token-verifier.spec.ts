@@ -9,7 +9,10 @@ import { TokenVerifier } from './token-verifier';
 const SECRET = 'unit-test-secret-with-at-least-32-bytes!';
 const verifier = new TokenVerifier({ issuer: 'iss', audience: 'aud', key: { secret: SECRET }, tenantClaim: 'org' });
 
-const sign = (payload: JWTPayload) => new SignJWT({ iss: 'iss', aud: 'aud', sub: 'bob', org: 't1', exp: Math.floor(Date.now() / 1000) + 60, ...payload }).setProtectedHeader({ alg: 'HS256' }).sign(new TextEncoder().encode(SECRET));
+const sign = (payload: JWTPayload) =>
+  new SignJWT({ iss: 'iss', aud: 'aud', sub: 'bob', org: 't1', exp: Math.floor(Date.now() / 1000) + 60, ...payload })
+    .setProtectedHeader({ alg: 'HS256' })
+    .sign(new TextEncoder().encode(SECRET));
 
 async function failure(token: string): Promise<AppHostError> {
   const error = await verifier.verify(token).then(
@@ -70,7 +73,13 @@ describe('TokenVerifier', () => {
       if (config.mode !== 'jwt') throw new Error('expected jwt config');
       const fromConfig = TokenVerifier.fromConfig(config);
       rmSync(path);
-      const token = await new SignJWT({ tenant: 't', scp: ['x'] }).setProtectedHeader({ alg: 'ES256' }).setIssuer('iss').setAudience('aud').setSubject('s').setExpirationTime('1m').sign(privateKey);
+      const token = await new SignJWT({ tenant: 't', scp: ['x'] })
+        .setProtectedHeader({ alg: 'ES256' })
+        .setIssuer('iss')
+        .setAudience('aud')
+        .setSubject('s')
+        .setExpirationTime('1m')
+        .sign(privateKey);
       await expect(fromConfig.verify(token)).resolves.toEqual({ tenant: 't', subject: 's', scopes: ['x'] });
     });
 

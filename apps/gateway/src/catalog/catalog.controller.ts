@@ -1,6 +1,14 @@
 import { Body, Controller, Get, HttpCode, Inject, Param, Post, Query } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { CatalogApproveTool, CatalogModelCatalog, LifecycleGetSession, registryIdSchema, sessionIdSchema, type Principal, type ResponseOf } from '@apphost/contracts';
+import {
+  CatalogApproveTool,
+  CatalogModelCatalog,
+  LifecycleGetSession,
+  registryIdSchema,
+  sessionIdSchema,
+  type Principal,
+  type ResponseOf,
+} from '@apphost/contracts';
 import { CurrentPrincipal, RequireScopes } from '../auth';
 import { ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
 import { approveBodySchema, catalogQuerySchema, toolMethodSchema, type PublicCatalog } from './catalog.schemas';
@@ -30,10 +38,20 @@ export class ToolApprovalController {
 
   @Post(':toolsetId/tools/:toolMethod')
   @HttpCode(200)
-  approve(@CurrentPrincipal() principal: Principal, @Param('toolsetId') toolsetId: string, @Param('toolMethod') toolMethod: string, @Body() body: unknown): Promise<ResponseOf<typeof CatalogApproveTool>> {
+  approve(
+    @CurrentPrincipal() principal: Principal,
+    @Param('toolsetId') toolsetId: string,
+    @Param('toolMethod') toolMethod: string,
+    @Body() body: unknown,
+  ): Promise<ResponseOf<typeof CatalogApproveTool>> {
     const name = parseInput(toolMethodSchema, toolMethod, 'tool custom method').slice(0, -':approve'.length);
     const input = parseInput(approveBodySchema, body ?? {}, 'request body');
-    return this.bus.request(CatalogApproveTool, { toolsetId: parseInput(registryIdSchema, toolsetId, 'toolset id'), name, fingerprint: input.fingerprint, approvedBy: `${principal.tenant}/${principal.subject}` });
+    return this.bus.request(CatalogApproveTool, {
+      toolsetId: parseInput(registryIdSchema, toolsetId, 'toolset id'),
+      name,
+      fingerprint: input.fingerprint,
+      approvedBy: `${principal.tenant}/${principal.subject}`,
+    });
   }
 }
 

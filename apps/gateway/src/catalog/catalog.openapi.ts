@@ -5,7 +5,13 @@ import { approveBodySchema, publicCatalogSchema } from './catalog.schemas';
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any', io: 'input' });
 const ok = (description: string, schema: z.ZodType) => ({ description, content: { 'application/json': { schema: json(schema) } } });
 const error = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
-const path = (name: string, description?: string) => ({ name, in: 'path', required: true, ...(description ? { description } : {}), schema: { type: 'string' } });
+const path = (name: string, description?: string) => ({
+  name,
+  in: 'path',
+  required: true,
+  ...(description ? { description } : {}),
+  schema: { type: 'string' },
+});
 const query = (name: string, required: boolean, description: string) => ({ name, in: 'query', required, description, schema: { type: 'string' } });
 
 /** The catalog routes (catalog-policy behind them). */
@@ -14,7 +20,12 @@ export function catalogPaths(): Record<string, unknown> {
     '/v1/sessions/{sessionId}/catalog': {
       get: {
         summary: "The session's model catalog: model-visible tools only, each with its handle id and, for UI tools, its ui:// resource URI",
-        parameters: [path('sessionId'), query('appName', true, 'The agent app'), query('userId', false, "Defaults to the token's subject; any other user reads as 404"), query('fresh', false, '`true` bypasses the catalog cache')],
+        parameters: [
+          path('sessionId'),
+          query('appName', true, 'The agent app'),
+          query('userId', false, "Defaults to the token's subject; any other user reads as 404"),
+          query('fresh', false, '`true` bypasses the catalog cache'),
+        ],
         responses: {
           '200': ok('The catalog', publicCatalogSchema),
           '400': error('Invalid path or query'),

@@ -25,5 +25,12 @@ export const publicCatalogSchema = z.object({
 });
 export type PublicCatalog = z.infer<typeof publicCatalogSchema>;
 
-export const approveBodySchema = z.object({ fingerprint: z.string().regex(/^[0-9a-f]{64}$/).optional() }).strict();
+export const approveBodySchema = z
+  .object({
+    fingerprint: z
+      .string()
+      .regex(/^[0-9a-f]{64}$/)
+      .optional(),
+  })
+  .strict();
 export const toolMethodSchema = z.string().regex(/^[^:]{1,256}:approve$/, 'expected <toolName>:approve');

@@ -43,7 +43,11 @@ const logger: LoggerService = {
 
 async function request(url: string, init?: RequestInit) {
   const response = await fetch(url, init);
-  return { status: response.status, correlationId: response.headers.get('x-correlation-id'), body: (await response.json()) as { error: Record<string, unknown> } };
+  return {
+    status: response.status,
+    correlationId: response.headers.get('x-correlation-id'),
+    body: (await response.json()) as { error: Record<string, unknown> },
+  };
 }
 
 describe('HttpErrorFilter over HTTP', () => {
@@ -53,7 +57,10 @@ describe('HttpErrorFilter over HTTP', () => {
   beforeAll(async () => {
     const moduleRef = await Test.createTestingModule({
       controllers: [FailingController],
-      providers: [{ provide: ERROR_FILTER_LOGGER, useValue: logger }, { provide: APP_FILTER, useClass: HttpErrorFilter }],
+      providers: [
+        { provide: ERROR_FILTER_LOGGER, useValue: logger },
+        { provide: APP_FILTER, useClass: HttpErrorFilter },
+      ],
     }).compile();
     app = moduleRef.createNestApplication<NestExpressApplication>({ logger: false });
     app.useBodyParser('json', { limit: '1kb' });
@@ -114,7 +121,11 @@ describe('HttpErrorFilter over HTTP', () => {
   });
 
   it('maps an oversized body to 413 PAYLOAD_TOO_LARGE', async () => {
-    const { status, body } = await request(`${url}/echo`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: 'x'.repeat(4096) }) });
+    const { status, body } = await request(`${url}/echo`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ a: 'x'.repeat(4096) }),
+    });
     expect(status).toBe(413);
     expect(body).toEqual({ error: { code: 'PAYLOAD_TOO_LARGE', message: 'request entity too large', retryable: false } });
   });

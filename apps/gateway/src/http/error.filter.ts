@@ -78,7 +78,7 @@ export class HttpErrorFilter implements ExceptionFilter {
       const error = new AppHostError(clientError.code, clientError.message, clientError.details ? { details: clientError.details } : {});
       return { status: HTTP_STATUS_BY_CODE[error.code], body: { error: error.toEnvelope() } };
     }
-    const stack = exception instanceof Error ? exception.stack ?? exception.message : String(exception);
+    const stack = exception instanceof Error ? (exception.stack ?? exception.message) : String(exception);
     this.logger.error(`${describe(request)} -> INTERNAL [${correlationId}]`, stack);
     return { status: 500, body: { error: { code: 'INTERNAL', message: 'internal error', retryable: false, correlationId } } };
   }
@@ -91,7 +91,7 @@ function asClientError(exception: unknown): { code: ErrorCode; message: string; 
   if (exception instanceof HttpException) {
     status = exception.getStatus();
     const response = exception.getResponse();
-    message = typeof response === 'string' ? response : (response as { message?: unknown }).message ?? exception.message;
+    message = typeof response === 'string' ? response : ((response as { message?: unknown }).message ?? exception.message);
   } else if (isExposedHttpError(exception)) {
     status = exception.status;
     message = exception.message;

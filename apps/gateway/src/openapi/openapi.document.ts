@@ -20,7 +20,13 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: {
-        ErrorResponse: { type: 'object', required: ['error'], properties: { error: { ...json(errorEnvelopeSchema), properties: { ...(json(errorEnvelopeSchema).properties as object), correlationId: { type: 'string' } } } } },
+        ErrorResponse: {
+          type: 'object',
+          required: ['error'],
+          properties: {
+            error: { ...json(errorEnvelopeSchema), properties: { ...(json(errorEnvelopeSchema).properties as object), correlationId: { type: 'string' } } },
+          },
+        },
         Describe: json(describeResponseSchema),
         CreateSession: json(createSessionBodySchema),
         Session: json(publicSessionSchema),
@@ -31,7 +37,11 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     paths: {
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'The process is alive' } } } },
       '/readyz': {
-        get: { summary: 'Readiness: the bus and every store answer', security: [], responses: { '200': { description: 'Ready' }, '503': { description: 'Not ready' } } },
+        get: {
+          summary: 'Readiness: the bus and every store answer',
+          security: [],
+          responses: { '200': { description: 'Ready' }, '503': { description: 'Not ready' } },
+        },
       },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Text exposition format' } } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
@@ -59,7 +69,13 @@ export function buildOpenApiDocument(): Record<string, unknown> {
 const ref = (name: string) => ({ content: { 'application/json': { schema: { $ref: `#/components/schemas/${name}` } } } });
 const sessionIdParam = { name: 'sessionId', in: 'path', required: true, schema: { type: 'string' } };
 const appNameParam = { name: 'appName', in: 'query', required: true, schema: { type: 'string' } };
-const userIdParam = { name: 'userId', in: 'query', required: false, description: "Defaults to the token's subject; any other user reads as 404", schema: { type: 'string' } };
+const userIdParam = {
+  name: 'userId',
+  in: 'query',
+  required: false,
+  description: "Defaults to the token's subject; any other user reads as 404",
+  schema: { type: 'string' },
+};
 const sessionErrors = {
   '400': errorResponse('Invalid path, query or body (nothing was done)'),
   '401': errorResponse('Missing or invalid bearer token'),

@@ -3,7 +3,8 @@ import { BusClient } from '@apphost/bus';
 import { AppHostError, describeContract, SERVICE_NAMES, type DescribeResponse, type ErrorEnvelope, type ServiceName } from '@apphost/contracts';
 import { RequireScopes } from '../auth';
 
-export type ServiceStatus = { service: ServiceName; status: 'ok'; describe: DescribeResponse } | { service: ServiceName; status: 'error'; error: ErrorEnvelope };
+export type ServiceStatus =
+  { service: ServiceName; status: 'ok'; describe: DescribeResponse } | { service: ServiceName; status: 'error'; error: ErrorEnvelope };
 
 /** Admin view of the plane: every service's `describe`, asked over the bus, with a short per-service timeout. */
 @Controller('v1/services')

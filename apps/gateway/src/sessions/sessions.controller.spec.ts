@@ -80,7 +80,10 @@ describe('SessionsController (stubbed bus)', () => {
     expect(bus.calls).toEqual([
       {
         subject: 'apphost.lifecycle-store.create-session.v1',
-        payload: { session: { tenant: 'acme', appName: 'dash', userId: 'alice', sessionId: res.body.sessionId }, creationOperationId: expect.stringMatching(/^[0-9a-f-]{36}$/) },
+        payload: {
+          session: { tenant: 'acme', appName: 'dash', userId: 'alice', sessionId: res.body.sessionId },
+          creationOperationId: expect.stringMatching(/^[0-9a-f-]{36}$/),
+        },
       },
     ]);
   });

@@ -35,7 +35,9 @@ export class SessionsController {
   @Get(':sessionId')
   async get(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query() query: unknown): Promise<PublicSession> {
     const q = parseInput(sessionQuerySchema, query, 'query');
-    const snapshot = await this.bus.request(LifecycleGetSession, { session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId) });
+    const snapshot = await this.bus.request(LifecycleGetSession, {
+      session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId),
+    });
     if (snapshot.state === 'DELETED') throw sessionNotFound();
     return toPublic(snapshot);
   }
@@ -44,7 +46,9 @@ export class SessionsController {
   @HttpCode(200)
   async delete(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query() query: unknown): Promise<PublicSession> {
     const q = parseInput(sessionQuerySchema, query, 'query');
-    const snapshot = await this.bus.request(LifecycleDeleteSession, { session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId) });
+    const snapshot = await this.bus.request(LifecycleDeleteSession, {
+      session: ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId),
+    });
     return toPublic(snapshot);
   }
 
@@ -53,10 +57,23 @@ export class SessionsController {
     const q = parseInput(eventsQuerySchema, query, 'query');
     const key = ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId);
     const page = await this.bus.request(LifecycleListEvents, { session: key, afterId: q.afterId, limit: q.limit });
-    return { sessionId: key.sessionId, appName: key.appName, userId: key.userId, incarnation: page.incarnation, events: page.events, nextAfterId: page.nextAfterId };
+    return {
+      sessionId: key.sessionId,
+      appName: key.appName,
+      userId: key.userId,
+      incarnation: page.incarnation,
+      events: page.events,
+      nextAfterId: page.nextAfterId,
+    };
   }
 }
 
 function toPublic(snapshot: SessionSnapshot): PublicSession {
-  return { sessionId: snapshot.session.sessionId, appName: snapshot.session.appName, userId: snapshot.session.userId, incarnation: snapshot.incarnation, state: snapshot.state };
+  return {
+    sessionId: snapshot.session.sessionId,
+    appName: snapshot.session.appName,
+    userId: snapshot.session.userId,
+    incarnation: snapshot.incarnation,
+    state: snapshot.state,
+  };
 }

@@ -1,6 +1,13 @@
 import { Body, Controller, HttpCode, Inject, Param, Post } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { confirmationIdSchema, GovernedDecideConfirmation, GovernedRunToolBatch, sessionIdSchema, type Principal, type RunToolBatchResponse } from '@apphost/contracts';
+import {
+  confirmationIdSchema,
+  GovernedDecideConfirmation,
+  GovernedRunToolBatch,
+  sessionIdSchema,
+  type Principal,
+  type RunToolBatchResponse,
+} from '@apphost/contracts';
 import { CurrentPrincipal, RequireScopes } from '../auth';
 import { ownSessionKey, parseInput } from '../http/request-input';
 import { confirmationDecisionBodySchema, toolBatchBodySchema } from './tool-batches.schemas';
@@ -27,7 +34,12 @@ export class ToolBatchesController {
 
   @Post(':sessionId/confirmations/:confirmationId')
   @HttpCode(200)
-  decide(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Param('confirmationId') confirmationId: string, @Body() body: unknown): Promise<RunToolBatchResponse> {
+  decide(
+    @CurrentPrincipal() principal: Principal,
+    @Param('sessionId') sessionId: string,
+    @Param('confirmationId') confirmationId: string,
+    @Body() body: unknown,
+  ): Promise<RunToolBatchResponse> {
     const input = parseInput(confirmationDecisionBodySchema, body ?? {}, 'request body');
     const session = ownSessionKey(principal, input.appName, parseInput(sessionIdSchema, sessionId, 'session id'), input.userId);
     return this.bus.request(
@@ -37,4 +49,3 @@ export class ToolBatchesController {
     );
   }
 }
-

@@ -105,7 +105,12 @@ export class CallPipeline {
   ): Promise<{ snapshot: ResponseOf<typeof CatalogClassifyBatch>; admitted: AdmittedCall[] }> {
     const snapshot = await this.bus.request(
       CatalogClassifyBatch,
-      { principal: audience.principal, session: { key: audience.key, incarnation: audience.incarnation }, ...(toolsets ? { toolsets } : {}), calls: calls.map((c) => ({ callId: c.functionCallId, name: c.tool })) },
+      {
+        principal: audience.principal,
+        session: { key: audience.key, incarnation: audience.incarnation },
+        ...(toolsets ? { toolsets } : {}),
+        calls: calls.map((c) => ({ callId: c.functionCallId, name: c.tool })),
+      },
       { timeoutMs: this.config.classifyTimeoutMs },
     );
     const byId = new Map(snapshot.calls.map((c) => [c.callId, c]));
@@ -124,7 +129,10 @@ export class CallPipeline {
     await Promise.all(
       [...new Set(toolsetIds)].map(async (toolsetId) => {
         const status = await this.bus.request(RegistryGetToolset, { toolsetId });
-        out.set(toolsetId, { bindingRevision: status.state === 'PROFILE_BOUND' ? status.bindingRevision : null, requireConfirmation: status.requireConfirmation ?? false });
+        out.set(toolsetId, {
+          bindingRevision: status.state === 'PROFILE_BOUND' ? status.bindingRevision : null,
+          requireConfirmation: status.requireConfirmation ?? false,
+        });
       }),
     );
     return out;
@@ -155,19 +163,27 @@ export class CallPipeline {
     const { call, handle, uiAssociated, toolset } = admitted;
     const resourceUri = handle.resourceUri;
     if (uiAssociated && !resourceUri) return failedOutcome(call, 'FAILED_PRECONDITION', 'the UI tool has no ui:// resource in the classification snapshot');
-    if (!listing || 'failure' in listing) return failedOutcome(call, listing?.failure.code ?? 'INTERNAL', listing?.failure.message ?? 'the tool could not be re-listed before the call');
+    if (!listing || 'failure' in listing)
+      return failedOutcome(call, listing?.failure.code ?? 'INTERNAL', listing?.failure.message ?? 'the tool could not be re-listed before the call');
     const drift = driftOf(handle.declaration, listing.tools);
     if (drift !== null) {
-      this.logger.warn({ toolsetId: handle.toolsetId, tool: handle.nativeName, generationId: handle.execution.generationId, drift }, 'tool definition drifted between admission and call: not run');
+      this.logger.warn(
+        { toolsetId: handle.toolsetId, tool: handle.nativeName, generationId: handle.execution.generationId, drift },
+        'tool definition drifted between admission and call: not run',
+      );
       return failedOutcome(call, 'TOOL_DRIFT', drift);
     }
 
     const result = await this.callOnce(admitted, ctx);
     if ('failure' in result) return failedOutcome(call, result.failure.code, result.failure.message);
-    if (!uiAssociated || !resourceUri) return { response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> } };
+    if (!uiAssociated || !resourceUri)
+      return { response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> } };
     if (toolset.bindingRevision === null) {
       // MODEL_ONLY: the legacy payload, the result unchanged, no sealing and no sealing limits (RFC §3 compatibility matrix).
-      return { response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> }, widget: { resourceUri, tool: call.tool, toolArgs: call.arguments } };
+      return {
+        response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> },
+        widget: { resourceUri, tool: call.tool, toolArgs: call.arguments },
+      };
     }
     return this.seal(admitted, result.valid, resourceUri, toolset.bindingRevision, ctx);
   }
@@ -180,10 +196,19 @@ export class CallPipeline {
       outcomes.map(async (o) => {
         if (!o.recordId) return;
         try {
-          await this.sealed.commit({ session: ctx.key, incarnation: ctx.incarnation, eventId: String(eventId), functionCallId: o.response.functionCallId, recordId: o.recordId });
+          await this.sealed.commit({
+            session: ctx.key,
+            incarnation: ctx.incarnation,
+            eventId: String(eventId),
+            functionCallId: o.response.functionCallId,
+            recordId: o.recordId,
+          });
         } catch (error) {
           // The event stands; a resolve naming it binds the PENDING record (same guarded statement as commit).
-          this.logger.warn({ session: ctx.key.sessionId, eventId, functionCallId: o.response.functionCallId, error: describeFailure(error) }, 'sealed reference commit failed after the append');
+          this.logger.warn(
+            { session: ctx.key.sessionId, eventId, functionCallId: o.response.functionCallId, error: describeFailure(error) },
+            'sealed reference commit failed after the append',
+          );
         }
       }),
     );
@@ -196,16 +221,25 @@ export class CallPipeline {
   }
 
   /** Exactly one attempt on the handle's generation: an initial UI call is never retried automatically. */
-  private async callOnce({ call, handle }: AdmittedCall, ctx: CallContext): Promise<{ valid: ValidToolResult } | { failure: { code: string; message: string } }> {
+  private async callOnce(
+    { call, handle }: AdmittedCall,
+    ctx: CallContext,
+  ): Promise<{ valid: ValidToolResult } | { failure: { code: string; message: string } }> {
     try {
       const reply = await requestOnGeneration(
         this.bus,
         ConnCallTool,
         handle.execution,
-        { callId: `${ctx.operationId}.${call.index}`, name: handle.nativeName, arguments: call.arguments, timeoutMs: RequestContexts.bound(this.config.callTimeoutMs) },
+        {
+          callId: `${ctx.operationId}.${call.index}`,
+          name: handle.nativeName,
+          arguments: call.arguments,
+          timeoutMs: RequestContexts.bound(this.config.callTimeoutMs),
+        },
         { timeoutMs: this.config.callTimeoutMs + 5_000 },
       );
-      if (reply.kind !== 'complete') return { failure: { code: 'INPUT_REQUIRED_UNSUPPORTED', message: 'the tool asked for input, which model tool batches do not support yet' } };
+      if (reply.kind !== 'complete')
+        return { failure: { code: 'INPUT_REQUIRED_UNSUPPORTED', message: 'the tool asked for input, which model tool batches do not support yet' } };
       try {
         return { valid: validateToolResult(reply.result) };
       } catch (error) {
@@ -220,7 +254,13 @@ export class CallPipeline {
   }
 
   /** Seals a profile-bound UI result PENDING with its refresh record; the model gets the projection, the event a descriptor. */
-  private async seal({ call, handle }: AdmittedCall, result: ValidToolResult, resourceUri: string, bindingRevision: string, ctx: CallContext): Promise<Outcome> {
+  private async seal(
+    { call, handle }: AdmittedCall,
+    result: ValidToolResult,
+    resourceUri: string,
+    bindingRevision: string,
+    ctx: CallContext,
+  ): Promise<Outcome> {
     const envelope: SealedEnvelope = {
       result: result as SealedEnvelope['result'],
       refresh: {

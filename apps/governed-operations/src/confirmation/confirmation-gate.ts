@@ -9,7 +9,8 @@ import type { AdmittedCall, CallContext } from '../calls/call-pipeline';
 import { ConfirmationPermits } from './confirmation-permits';
 
 export const REQUEST_CONFIRMATION_TOOL = 'adk_request_confirmation';
-export const CONFIRMATION_REQUIRED_MESSAGE = "This call needs the user's confirmation and has not run. Its result comes in a later event, once the user decides.";
+export const CONFIRMATION_REQUIRED_MESSAGE =
+  "This call needs the user's confirmation and has not run. Its result comes in a later event, once the user decides.";
 
 /**
  * The host confirmation policy at batch admission. `holds` is the one evaluation per call (a pure function of the

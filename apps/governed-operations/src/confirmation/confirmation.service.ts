@@ -28,20 +28,35 @@ export class ConfirmationService {
     const permit = await this.permits.take(request.session, request.principal, request.confirmationId);
     if (!permit) throw new AppHostError('NOT_FOUND', 'no pending confirmation with this id in this session (already decided, or never issued)');
     const args = JSON.parse(permit.arguments) as Record<string, unknown>;
-    if (canonicalDigest('confirmation-arguments', args) !== permit.argumentsDigest) throw new AppHostError('FAILED_PRECONDITION', 'the confirmation permit failed its integrity check; nothing ran');
+    if (canonicalDigest('confirmation-arguments', args) !== permit.argumentsDigest)
+      throw new AppHostError('FAILED_PRECONDITION', 'the confirmation permit failed its integrity check; nothing ran');
 
     // The permit belongs to one incarnation: a deleted or recreated session never runs it.
     if ((await this.pipeline.activeIncarnation(request.session)) !== permit.incarnation) throw new AppHostError('NOT_FOUND', 'session not found');
 
     const call: PlannedCall = { index: 0, functionCallId: permit.functionCallId, tool: permit.tool, arguments: args };
     let outcome: Outcome;
-    if (Date.parse(permit.expiresAt) <= this.permits.now()) outcome = failedOutcome(call, 'CONFIRMATION_EXPIRED', 'The user did not decide in time, so this call did not run. Ask again if it is still needed.');
+    if (Date.parse(permit.expiresAt) <= this.permits.now())
+      outcome = failedOutcome(call, 'CONFIRMATION_EXPIRED', 'The user did not decide in time, so this call did not run. Ask again if it is still needed.');
     else if (!request.confirmed) outcome = failedOutcome(call, 'CONFIRMATION_DENIED', 'The user declined this call, so it did not run.');
     else outcome = await this.runApproved(request, permit, call);
-    this.logger.info({ session: request.session.sessionId, confirmationId: permit.confirmationId, tool: permit.tool, confirmed: request.confirmed, outcome: errorCodeOf(outcome) ?? 'ran' }, 'confirmation decided');
+    this.logger.info(
+      {
+        session: request.session.sessionId,
+        confirmationId: permit.confirmationId,
+        tool: permit.tool,
+        confirmed: request.confirmed,
+        outcome: errorCodeOf(outcome) ?? 'ran',
+      },
+      'confirmation decided',
+    );
 
     const widgets = outcome.widget ? [outcome.widget] : [];
-    const eventId = await this.pipeline.appendAndCommit({ key: request.session, incarnation: permit.incarnation }, batchEvent(AUTHOR, permit.invocationId, [outcome.response], widgets, []), [outcome]);
+    const eventId = await this.pipeline.appendAndCommit(
+      { key: request.session, incarnation: permit.incarnation },
+      batchEvent(AUTHOR, permit.invocationId, [outcome.response], widgets, []),
+      [outcome],
+    );
     return { eventId, incarnation: permit.incarnation, rejection: null, functionResponses: [outcome.response], widgets, confirmations: [] };
   }
 
@@ -49,11 +64,18 @@ export class ConfirmationService {
   private async runApproved(request: DecideRequest, permit: Permit, call: PlannedCall): Promise<Outcome> {
     let admission;
     try {
-      admission = await this.pipeline.admit({ principal: request.principal, key: request.session, incarnation: permit.incarnation }, permit.toolsets ?? undefined, [call]);
+      admission = await this.pipeline.admit(
+        { principal: request.principal, key: request.session, incarnation: permit.incarnation },
+        permit.toolsets ?? undefined,
+        [call],
+      );
     } catch (error) {
       return stale(call, `the tool is no longer available as approved (${describeFailure(error).message})`);
     }
-    const { snapshot, admitted: [admitted] } = admission;
+    const {
+      snapshot,
+      admitted: [admitted],
+    } = admission;
     const { handle, uiAssociated, toolset } = admitted;
     const mismatch =
       handle.toolsetId !== permit.toolsetId || handle.nativeName !== permit.nativeName
@@ -65,7 +87,13 @@ export class ConfirmationService {
             : null;
     if (mismatch) return stale(call, mismatch);
     const listing = (await this.pipeline.relist([handle])).get(handle.execution.generationId);
-    const ctx: CallContext = { key: request.session, incarnation: permit.incarnation, invocationId: permit.invocationId, operationId: randomUUID(), snapshotId: snapshot.snapshotId };
+    const ctx: CallContext = {
+      key: request.session,
+      incarnation: permit.incarnation,
+      invocationId: permit.invocationId,
+      operationId: randomUUID(),
+      snapshotId: snapshot.snapshotId,
+    };
     return this.pipeline.execute(admitted, listing, ctx);
   }
 }

@@ -62,13 +62,24 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
       ['u', 'ran'],
     ]);
     expect(res.confirmations).toEqual([
-      { confirmationId: expect.stringMatching(/^cf-[0-9a-f]{32}$/), functionCallId: 'g', tool: 'guarded', arguments: { amount: 5 }, argumentsDigest: canonicalDigest('confirmation-arguments', { amount: 5 }), expiresAt: expect.any(String) },
+      {
+        confirmationId: expect.stringMatching(/^cf-[0-9a-f]{32}$/),
+        functionCallId: 'g',
+        tool: 'guarded',
+        arguments: { amount: 5 },
+        argumentsDigest: canonicalDigest('confirmation-arguments', { amount: 5 }),
+        expiresAt: expect.any(String),
+      },
     ]);
     expect(state.appended[0].functionCalls).toEqual([
       {
         id: res.confirmations[0].confirmationId,
         name: REQUEST_CONFIRMATION_TOOL,
-        args: { originalFunctionCall: { id: 'g', name: 'guarded', args: { amount: 5 } }, toolConfirmation: { hint: expect.any(String), confirmed: false }, expiresAt: res.confirmations[0].expiresAt },
+        args: {
+          originalFunctionCall: { id: 'g', name: 'guarded', args: { amount: 5 } },
+          toolConfirmation: { hint: expect.any(String), confirmed: false },
+          expiresAt: res.confirmations[0].expiresAt,
+        },
       },
     ]);
   });
@@ -98,7 +109,9 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
   it('denied: nothing runs; the model gets CONFIRMATION_DENIED for the original id', async () => {
     const res = await held();
     const decided = await decide(res.confirmations[0].confirmationId, false);
-    expect(decided.functionResponses).toEqual([{ functionCallId: 'g', name: 'guarded', response: { error: { code: 'CONFIRMATION_DENIED', message: expect.any(String) } } }]);
+    expect(decided.functionResponses).toEqual([
+      { functionCallId: 'g', name: 'guarded', response: { error: { code: 'CONFIRMATION_DENIED', message: expect.any(String) } } },
+    ]);
     expect(state.log).toEqual(['get-session', 'append']);
   });
 
@@ -119,7 +132,7 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     expect(state.log.filter((l) => l.startsWith('call:') || l === 'append')).toEqual([]);
   });
 
-  it('expired: nothing runs; the model gets CONFIRMATION_EXPIRED (the permits\' clock is advanced to the expiry)', async () => {
+  it("expired: nothing runs; the model gets CONFIRMATION_EXPIRED (the permits' clock is advanced to the expiry)", async () => {
     const issuedAt = Date.now();
     clock.mockReturnValue(issuedAt);
     const res = await held();
@@ -140,7 +153,7 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     expect(state.log.filter((l) => l.startsWith('call:'))).toEqual(['call:guarded']);
   });
 
-  it('the deletion cascade: revoke makes the incarnation\'s permits undecidable, purge deletes them from Redis; a later incarnation\'s permit is untouched', async () => {
+  it("the deletion cascade: revoke makes the incarnation's permits undecidable, purge deletes them from Redis; a later incarnation's permit is untouched", async () => {
     const first = (await held({ amount: 1 })).confirmations[0].confirmationId;
     const second = (await held({ amount: 2 })).confirmations[0].confirmationId;
     state.incarnation = 4;
@@ -158,10 +171,14 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     expect(await permitKeys(second)).toEqual([]);
     expect(await permitKeys(later)).toHaveLength(1);
     // Repeated steps are harmless, and what they removed stays removed.
-    for (const contract of [GovernedRevoke, GovernedPurge]) await expect(plane.service.client.request(contract, { session, incarnation: 3 })).resolves.toEqual({ done: true });
+    for (const contract of [GovernedRevoke, GovernedPurge])
+      await expect(plane.service.client.request(contract, { session, incarnation: 3 })).resolves.toEqual({ done: true });
     await expect(decide(second, true)).rejects.toMatchObject({ code: 'NOT_FOUND' });
     state.incarnation = 4;
-    await expect(decide(later, true)).resolves.toMatchObject({ incarnation: 4, functionResponses: [{ functionCallId: 'g', response: { content: [{ type: 'text', text: 'guarded ran' }] } }] });
+    await expect(decide(later, true)).resolves.toMatchObject({
+      incarnation: 4,
+      functionResponses: [{ functionCallId: 'g', response: { content: [{ type: 'text', text: 'guarded ran' }] } }],
+    });
     expect(state.callArgs).toEqual([{ amount: 4 }]);
   });
 

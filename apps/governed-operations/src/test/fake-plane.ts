@@ -50,7 +50,11 @@ export const TOOLS: Record<string, { ui: boolean; toolset?: string; result: () =
   drifty: { ui: true, result: () => ({ content: [{ type: 'text', text: 'never' }] }) },
   plain: { ui: false, result: () => ({ content: [{ type: 'text', text: 'plain' }], structuredContent: { kept: true }, _meta: { also: 'kept' } }) },
   // A profile-less (MODEL_ONLY) toolset: the legacy widget payload, no sealing.
-  'legacy-widget': { ui: true, toolset: 'legacy', result: () => ({ content: [{ type: 'text', text: 'legacy' }], structuredContent: { full: true }, _meta: { m: 2 } }) },
+  'legacy-widget': {
+    ui: true,
+    toolset: 'legacy',
+    result: () => ({ content: [{ type: 'text', text: 'legacy' }], structuredContent: { full: true }, _meta: { m: 2 } }),
+  },
   // A toolset whose confirmation policy holds `guarded` (and only it).
   guarded: { ui: true, toolset: 'careful', result: () => ({ content: [{ type: 'text', text: 'guarded ran' }], structuredContent: { s: 1 } }) },
   unguarded: { ui: true, toolset: 'careful', result: () => ({ content: [{ type: 'text', text: 'unguarded ran' }] }) },
@@ -90,7 +94,15 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   const fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
   fakes.register(LifecycleGetSession, (r) => {
     state.log.push('get-session');
-    return { session: r.session, incarnation: state.incarnation, state: 'ACTIVE' as const, version: 2, adopted: false, updatedAt: new Date().toISOString(), cascade: null };
+    return {
+      session: r.session,
+      incarnation: state.incarnation,
+      state: 'ACTIVE' as const,
+      version: 2,
+      adopted: false,
+      updatedAt: new Date().toISOString(),
+      cascade: null,
+    };
   });
   fakes.register(CatalogClassifyBatch, (r) => {
     state.log.push('classify');
@@ -100,13 +112,30 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       return { callId: c.callId, name: c.name, uiAssociated: tool.ui, handle: handle(c.name, tool.ui, i + 1, tool.toolset) };
     });
     const kinds = new Set(calls.map((c) => c.uiAssociated));
-    return { snapshotId: '00000000-0000-4000-8000-0000000000ff', snapshotDigest: 'b'.repeat(64), classification: kinds.size > 1 ? ('mixed' as const) : kinds.has(true) ? ('ui' as const) : ('non-ui' as const), calls, createdAt: new Date().toISOString() };
+    return {
+      snapshotId: '00000000-0000-4000-8000-0000000000ff',
+      snapshotDigest: 'b'.repeat(64),
+      classification: kinds.size > 1 ? ('mixed' as const) : kinds.has(true) ? ('ui' as const) : ('non-ui' as const),
+      calls,
+      createdAt: new Date().toISOString(),
+    };
   });
   fakes.register(RegistryGetToolset, (r) => {
     state.log.push('get-toolset');
     const { state: bindingState, requireConfirmation } = TOOLSETS[r.toolsetId];
     const bindingRevision = bindingState === 'PROFILE_BOUND' ? (state.revisions[r.toolsetId] ?? 'v1.k1.abcd') : null;
-    return { toolsetId: r.toolsetId, profileId: bindingRevision ? 'p' : null, state: bindingState, bindingGeneration: 1, bindingRevision, readiness: [], transport: 'stdio' as const, protocol: 'auto' as const, liveConnections: 1, requireConfirmation };
+    return {
+      toolsetId: r.toolsetId,
+      profileId: bindingRevision ? 'p' : null,
+      state: bindingState,
+      bindingGeneration: 1,
+      bindingRevision,
+      readiness: [],
+      transport: 'stdio' as const,
+      protocol: 'auto' as const,
+      liveConnections: 1,
+      requireConfirmation,
+    };
   });
   fakes.register(
     ConnCallTool,
@@ -123,7 +152,13 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     () => {
       state.log.push('list');
       // `drifty` changed its input schema after classification; every other tool lists as admitted.
-      return { tools: Object.keys(TOOLS).map((name) => (name === 'drifty' ? { name, inputSchema: { type: 'object', properties: { extra: { type: 'string' } } } } : { name })), pages: 1, bytes: 100 };
+      return {
+        tools: Object.keys(TOOLS).map((name) =>
+          name === 'drifty' ? { name, inputSchema: { type: 'object', properties: { extra: { type: 'string' } } } } : { name },
+        ),
+        pages: 1,
+        bytes: 100,
+      };
     },
     { routing: 'instance', instanceSegment: 'conn' },
   );

@@ -17,7 +17,10 @@ export const MIXED_BATCH_MESSAGE =
  * Missing function-call ids, populated deterministically: the same invocation, position, tool and arguments always
  * give the same id (a retried turn converges), and the id never collides with one the model chose in the batch.
  */
-export function planCalls(invocationId: string, calls: readonly { functionCallId?: string; tool: string; arguments?: Record<string, unknown> }[]): PlannedCall[] {
+export function planCalls(
+  invocationId: string,
+  calls: readonly { functionCallId?: string; tool: string; arguments?: Record<string, unknown> }[],
+): PlannedCall[] {
   const given = new Set<string>();
   for (const call of calls) {
     if (call.functionCallId === undefined) continue;
@@ -33,7 +36,9 @@ export function planCalls(invocationId: string, calls: readonly { functionCallId
     const args = call.arguments ?? {};
     let functionCallId = call.functionCallId;
     for (let attempt = 0; functionCallId === undefined; attempt++) {
-      const digest = createHash('sha256').update(canonicalize({ kind: 'apphost.function-call-id.v1', invocationId, index, tool: call.tool, arguments: args, attempt })).digest('hex');
+      const digest = createHash('sha256')
+        .update(canonicalize({ kind: 'apphost.function-call-id.v1', invocationId, index, tool: call.tool, arguments: args, attempt }))
+        .digest('hex');
       const candidate = `fc-${digest.slice(0, 32)}`;
       if (!used.has(candidate)) functionCallId = candidate;
     }

@@ -37,7 +37,10 @@ export class ToolBatchService {
 
     // Mixed batches are rejected only under a bound profile: profile-less UI calls keep the legacy behaviour.
     if (snapshot.classification === 'mixed' && admitted.some((a) => a.uiAssociated && a.toolset.bindingRevision !== null)) {
-      this.logger.info({ session: key.sessionId, invocationId: request.invocationId, calls: calls.length, snapshotId: snapshot.snapshotId }, 'mixed batch rejected before any call');
+      this.logger.info(
+        { session: key.sessionId, invocationId: request.invocationId, calls: calls.length, snapshotId: snapshot.snapshotId },
+        'mixed batch rejected before any call',
+      );
       const event = mixedBatchEvent(AUTHOR, request.invocationId, calls);
       const eventId = await this.pipeline.append(key, incarnation, event);
       return { eventId, incarnation, rejection: 'MIXED_BATCH', functionResponses: toResponses(event), widgets: [], confirmations: [] };
@@ -51,7 +54,9 @@ export class ToolBatchService {
     const listings = toRun.length > 0 ? await this.pipeline.relist(toRun.map((a) => a.handle)) : new Map();
     const outcomes: Outcome[] = await Promise.all(
       admitted.map((a) =>
-        held.includes(a) ? failedOutcome(a.call, 'CONFIRMATION_REQUIRED', CONFIRMATION_REQUIRED_MESSAGE) : this.pipeline.execute(a, listings.get(a.handle.execution.generationId), ctx),
+        held.includes(a)
+          ? failedOutcome(a.call, 'CONFIRMATION_REQUIRED', CONFIRMATION_REQUIRED_MESSAGE)
+          : this.pipeline.execute(a, listings.get(a.handle.execution.generationId), ctx),
       ),
     );
 

@@ -49,7 +49,13 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
 
     // The sealed envelope holds the full result and its refresh record; the event never does.
     expect(state.created[0].envelope.result).toEqual(TOOLS.widget.result());
-    expect(state.created[0].envelope.refresh).toMatchObject({ nativeToolName: 'widget', arguments: { kind: 'inline', value: { x: 1 } }, bindingRevision: 'v1.k1.abcd', initiatingOrigin: 'model', correlation: { invocationId: 'inv', functionCallId: 'b' } });
+    expect(state.created[0].envelope.refresh).toMatchObject({
+      nativeToolName: 'widget',
+      arguments: { kind: 'inline', value: { x: 1 } },
+      bindingRevision: 'v1.k1.abcd',
+      initiatingOrigin: 'model',
+      correlation: { invocationId: 'inv', functionCallId: 'b' },
+    });
     expect(state.created[0].scope).toEqual({ session, incarnation: 3, functionCallId: 'b' });
     expect(state.appended).toHaveLength(1);
     expect(JSON.stringify(state.appended[0])).not.toContain('s3cr3t');
@@ -69,7 +75,13 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
       { functionCallId: 'p', name: 'plain', response: { error: { code: 'MIXED_BATCH', message: MIXED_BATCH_MESSAGE } } },
       { functionCallId: expect.stringMatching(/^fc-/), name: 'widget', response: { error: { code: 'MIXED_BATCH', message: MIXED_BATCH_MESSAGE } } },
     ]);
-    expect(state.appended).toEqual([{ author: 'apphost', invocationId: 'inv', functionResponses: res.functionResponses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })) }]);
+    expect(state.appended).toEqual([
+      {
+        author: 'apphost',
+        invocationId: 'inv',
+        functionResponses: res.functionResponses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })),
+      },
+    ]);
   });
 
   it('a non-UI batch passes results through unchanged, with no seal and no widget', async () => {
@@ -82,7 +94,15 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
   it('a failure after sealing and before the append: the batch fails, nothing is committed (the PENDING record is left to GC)', async () => {
     state.failures.append = new AppHostError('FAILED_PRECONDITION', 'stale', { details: { reason: 'STALE_INCARNATION' } });
     await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({ code: 'FAILED_PRECONDITION' });
-    expect([...state.log.slice(0, 2), ...state.log.slice(2, 4).sort(), ...state.log.slice(4)]).toEqual(['get-session', 'classify', 'get-toolset', 'list', 'call:widget', 'seal:w', 'append']);
+    expect([...state.log.slice(0, 2), ...state.log.slice(2, 4).sort(), ...state.log.slice(4)]).toEqual([
+      'get-session',
+      'classify',
+      'get-toolset',
+      'list',
+      'call:widget',
+      'seal:w',
+      'append',
+    ]);
     expect(state.committed).toEqual([]);
   });
 
@@ -120,7 +140,12 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
     expect(state.log).toEqual(['get-session', 'classify', 'get-toolset', 'list', 'call:legacy-widget', 'append']);
     expect(res.functionResponses).toEqual([{ functionCallId: 'l', name: 'legacy-widget', response: TOOLS['legacy-widget'].result() }]);
     expect(res.widgets).toEqual([{ resourceUri: 'ui://fake/legacy-widget.html', tool: 'legacy-widget', toolArgs: { q: 1 } }]);
-    expect(state.appended[0]).toEqual({ author: 'apphost', invocationId: 'inv', functionResponses: [{ id: 'l', name: 'legacy-widget', response: TOOLS['legacy-widget'].result() }], widgets: res.widgets });
+    expect(state.appended[0]).toEqual({
+      author: 'apphost',
+      invocationId: 'inv',
+      functionResponses: [{ id: 'l', name: 'legacy-widget', response: TOOLS['legacy-widget'].result() }],
+      widgets: res.widgets,
+    });
     expect(state.created).toEqual([]);
     expect(state.committed).toEqual([]);
   });
@@ -142,7 +167,10 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
       { functionCallId: 'l', tool: 'legacy-widget' },
     ]);
     expect(res.rejection).toBeNull();
-    expect(res.widgets).toEqual([expect.objectContaining({ schemaVersion: 1, sealedResultRef: expect.any(Object) }), { resourceUri: 'ui://fake/legacy-widget.html', tool: 'legacy-widget', toolArgs: {} }]);
+    expect(res.widgets).toEqual([
+      expect.objectContaining({ schemaVersion: 1, sealedResultRef: expect.any(Object) }),
+      { resourceUri: 'ui://fake/legacy-widget.html', tool: 'legacy-widget', toolArgs: {} },
+    ]);
     expect(state.created.map((c) => c.scope.functionCallId)).toEqual(['w']);
   });
 
@@ -156,7 +184,12 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
   });
 
   it('refuses duplicate ids and unknown tools before anything runs', async () => {
-    await expect(run([{ functionCallId: 'x', tool: 'plain' }, { functionCallId: 'x', tool: 'plain' }])).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'DUPLICATE_FUNCTION_CALL_ID' } });
+    await expect(
+      run([
+        { functionCallId: 'x', tool: 'plain' },
+        { functionCallId: 'x', tool: 'plain' },
+      ]),
+    ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'DUPLICATE_FUNCTION_CALL_ID' } });
     await expect(run([{ tool: 'nope' }])).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'TOOL_NOT_IN_CATALOG' } });
     expect(state.log.filter((l) => l !== 'get-session' && l !== 'classify' && l !== 'get-toolset')).toEqual([]);
   });
@@ -164,7 +197,11 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
 
 describe('planCalls', () => {
   it('keeps given ids and emission order; populates missing ids deterministically', () => {
-    const calls = [{ tool: 't', arguments: { a: 1 } }, { functionCallId: 'given', tool: 'u' }, { tool: 't', arguments: { a: 1 } }];
+    const calls = [
+      { tool: 't', arguments: { a: 1 } },
+      { functionCallId: 'given', tool: 'u' },
+      { tool: 't', arguments: { a: 1 } },
+    ];
     const first = planCalls('inv', calls);
     expect(first.map((c) => c.functionCallId)).toEqual([expect.stringMatching(/^fc-[0-9a-f]{32}$/), 'given', expect.stringMatching(/^fc-[0-9a-f]{32}$/)]);
     expect(first[0].functionCallId).not.toBe(first[2].functionCallId);
@@ -181,6 +218,11 @@ describe('planCalls', () => {
   });
 
   it('rejects duplicate ids', () => {
-    expect(() => planCalls('inv', [{ functionCallId: 'x', tool: 't' }, { functionCallId: 'x', tool: 't' }])).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
+    expect(() =>
+      planCalls('inv', [
+        { functionCallId: 'x', tool: 't' },
+        { functionCallId: 'x', tool: 't' },
+      ]),
+    ).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 });

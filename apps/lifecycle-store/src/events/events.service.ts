@@ -44,14 +44,20 @@ async function diagnose(deps: EventsDeps, key: SessionKey, incarnation: number, 
       return failedPrecondition('STALE_FENCING_TOKEN', `fencing token ${fencingToken} is older than ${seen}, which this session already saw`, { seen });
     }
   }
-  return failedPrecondition('STALE_INCARNATION', `session ${key.sessionId} changed while appending; re-read it`, { incarnation: record.incarnation, state: record.state });
+  return failedPrecondition('STALE_INCARNATION', `session ${key.sessionId} changed while appending; re-read it`, {
+    incarnation: record.incarnation,
+    state: record.state,
+  });
 }
 
 /** App operations need the current ACTIVE(n): CREATING denies them, anything else is a stale incarnation. */
 function admissible(record: LifecycleRecord, incarnation: number): void {
   if (record.incarnation === incarnation && record.state === 'ACTIVE') return;
   if (record.incarnation === incarnation && record.state === 'CREATING') {
-    throw failedPrecondition('SESSION_CREATING', `session ${record.key.sessionId} is still being created`, { incarnation: record.incarnation, state: record.state });
+    throw failedPrecondition('SESSION_CREATING', `session ${record.key.sessionId} is still being created`, {
+      incarnation: record.incarnation,
+      state: record.state,
+    });
   }
   throw failedPrecondition('STALE_INCARNATION', `incarnation ${incarnation} of session ${record.key.sessionId} is not the current active one`, {
     incarnation: record.incarnation,

@@ -1,4 +1,12 @@
-import { AppHostError, isWidgetDescriptor, LifecycleReasons, type AppendProvenance, type LedgerEventInput, type LifecycleReason, type PublicEvent } from '@apphost/contracts';
+import {
+  AppHostError,
+  isWidgetDescriptor,
+  LifecycleReasons,
+  type AppendProvenance,
+  type LedgerEventInput,
+  type LifecycleReason,
+  type PublicEvent,
+} from '@apphost/contracts';
 
 /** The protected fields, stamped by the finalizer only. Also stripped from `customMetadata` under these names. */
 export const PROTECTED_FIELDS = ['audience', 'invocationOrigin', 'emitter', 'immediateCaller'] as const;
@@ -32,7 +40,12 @@ export function stampFor(provenance: AppendProvenance, event: LedgerEventInput):
     case 'system':
       return { audience: null, invocationOrigin: 'system', emitter: 'system', immediateCaller: null };
     case 'reconciliation':
-      return { audience: provenance.ingress === 'mcp_app' ? 'app_audit' : null, invocationOrigin: provenance.ingress, emitter: 'system', immediateCaller: null };
+      return {
+        audience: provenance.ingress === 'mcp_app' ? 'app_audit' : null,
+        invocationOrigin: provenance.ingress,
+        emitter: 'system',
+        immediateCaller: null,
+      };
     case 'session-api':
       return { audience: null, invocationOrigin: 'system', emitter: 'session-api', immediateCaller: null };
   }
@@ -53,13 +66,17 @@ export function crossValidate(events: LedgerEventInput[]): void {
   const recordIds = new Set<string>();
   events.forEach((event, index) => {
     for (const call of event.functionCalls ?? []) {
-      if (callIds.has(call.id)) throw invalid('DUPLICATE_FUNCTION_CALL_ID', `function-call id ${JSON.stringify(call.id)} appears twice`, { index, functionCallId: call.id });
+      if (callIds.has(call.id))
+        throw invalid('DUPLICATE_FUNCTION_CALL_ID', `function-call id ${JSON.stringify(call.id)} appears twice`, { index, functionCallId: call.id });
       callIds.add(call.id);
     }
     const ownResponses = new Set<string>();
     for (const response of event.functionResponses ?? []) {
       if (responseIds.has(response.id)) {
-        throw invalid('DUPLICATE_FUNCTION_CALL_ID', `function-response id ${JSON.stringify(response.id)} appears twice`, { index, functionCallId: response.id });
+        throw invalid('DUPLICATE_FUNCTION_CALL_ID', `function-response id ${JSON.stringify(response.id)} appears twice`, {
+          index,
+          functionCallId: response.id,
+        });
       }
       responseIds.add(response.id);
       ownResponses.add(response.id);
@@ -67,19 +84,28 @@ export function crossValidate(events: LedgerEventInput[]): void {
     const referencedCalls = new Set<string>();
     const refs: { functionCallId: string; recordId: string }[] = [];
     for (const widget of event.widgets ?? []) {
-      if (isWidgetDescriptor(widget) && widget.sealedResultRef) refs.push({ functionCallId: widget.correlation.functionCallId, recordId: widget.sealedResultRef.recordId });
+      if (isWidgetDescriptor(widget) && widget.sealedResultRef)
+        refs.push({ functionCallId: widget.correlation.functionCallId, recordId: widget.sealedResultRef.recordId });
     }
     for (const [functionCallId, ref] of Object.entries(event.sealedResultRefs ?? {})) refs.push({ functionCallId, recordId: ref.recordId });
     for (const ref of refs) {
       if (!ownResponses.has(ref.functionCallId)) {
-        throw invalid('UNMATCHED_SEALED_RESULT_REF', `a sealedResultRef names function call ${JSON.stringify(ref.functionCallId)}, which has no function response in its event`, {
+        throw invalid(
+          'UNMATCHED_SEALED_RESULT_REF',
+          `a sealedResultRef names function call ${JSON.stringify(ref.functionCallId)}, which has no function response in its event`,
+          {
+            index,
+            functionCallId: ref.functionCallId,
+          },
+        );
+      }
+      if (recordIds.has(ref.recordId))
+        throw invalid('DUPLICATE_SEALED_RESULT_REF', 'a sealed record is referenced twice', { index, functionCallId: ref.functionCallId });
+      if (referencedCalls.has(ref.functionCallId)) {
+        throw invalid('DUPLICATE_SEALED_RESULT_REF', `function call ${JSON.stringify(ref.functionCallId)} carries more than one reference`, {
           index,
           functionCallId: ref.functionCallId,
         });
-      }
-      if (recordIds.has(ref.recordId)) throw invalid('DUPLICATE_SEALED_RESULT_REF', 'a sealed record is referenced twice', { index, functionCallId: ref.functionCallId });
-      if (referencedCalls.has(ref.functionCallId)) {
-        throw invalid('DUPLICATE_SEALED_RESULT_REF', `function call ${JSON.stringify(ref.functionCallId)} carries more than one reference`, { index, functionCallId: ref.functionCallId });
       }
       recordIds.add(ref.recordId);
       referencedCalls.add(ref.functionCallId);
@@ -124,7 +150,10 @@ const SEALED_ONLY_KEYS = new Set(['structuredContent', '_meta']);
 export function toPublicEvent(row: { id: number; incarnation: number; createdAt: Date; body: Record<string, unknown> }): PublicEvent {
   const b = row.body as Partial<FinalizedEvent> & LedgerEventInput;
   const sealedCalls = new Set<string>([
-    ...(b.widgets ?? []).filter(isWidgetDescriptor).filter((w) => w.sealedResultRef).map((w) => w.correlation.functionCallId),
+    ...(b.widgets ?? [])
+      .filter(isWidgetDescriptor)
+      .filter((w) => w.sealedResultRef)
+      .map((w) => w.correlation.functionCallId),
     ...Object.keys(b.sealedResultRefs ?? {}),
   ]);
   const out: PublicEvent = {

@@ -1,4 +1,11 @@
-import { LifecycleAppendEvents, LifecycleCreateSession, LifecycleListEvents, type AppendProvenance, type LedgerEventInput, type SessionKey } from '@apphost/contracts';
+import {
+  LifecycleAppendEvents,
+  LifecycleCreateSession,
+  LifecycleListEvents,
+  type AppendProvenance,
+  type LedgerEventInput,
+  type SessionKey,
+} from '@apphost/contracts';
 import { describeOnPostgres } from '@apphost/testing';
 import { LifecycleHarness } from '../testing/lifecycle-harness';
 
@@ -26,15 +33,51 @@ const forged = (extra: Partial<LedgerEventInput> = {}): LedgerEventInput => ({
   ...extra,
 });
 
-const PATHS: [AppendProvenance, { audience: string | null; invocationOrigin: string; emitter: string; immediateCaller: string | null }, { audience: string | null; invocationOrigin: string; emitter: string; immediateCaller: string | null }][] = [
-  [{ path: 'user-turn' }, { audience: null, invocationOrigin: 'user', emitter: 'runner', immediateCaller: null }, { audience: null, invocationOrigin: 'user', emitter: 'runner', immediateCaller: 'model' }],
-  [{ path: 'ui-message' }, { audience: null, invocationOrigin: 'mcp_app', emitter: 'runner', immediateCaller: null }, { audience: null, invocationOrigin: 'mcp_app', emitter: 'runner', immediateCaller: 'model' }],
-  [{ path: 'app-operation' }, { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'app' }, { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'app' }],
-  [{ path: 'bootstrap-render' }, { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'host' }, { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'host' }],
-  [{ path: 'system' }, { audience: null, invocationOrigin: 'system', emitter: 'system', immediateCaller: null }, { audience: null, invocationOrigin: 'system', emitter: 'system', immediateCaller: null }],
-  [{ path: 'reconciliation', ingress: 'mcp_app' }, { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'system', immediateCaller: null }, { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'system', immediateCaller: null }],
-  [{ path: 'reconciliation', ingress: 'user' }, { audience: null, invocationOrigin: 'user', emitter: 'system', immediateCaller: null }, { audience: null, invocationOrigin: 'user', emitter: 'system', immediateCaller: null }],
-  [{ path: 'session-api' }, { audience: null, invocationOrigin: 'system', emitter: 'session-api', immediateCaller: null }, { audience: null, invocationOrigin: 'system', emitter: 'session-api', immediateCaller: null }],
+const PATHS: [
+  AppendProvenance,
+  { audience: string | null; invocationOrigin: string; emitter: string; immediateCaller: string | null },
+  { audience: string | null; invocationOrigin: string; emitter: string; immediateCaller: string | null },
+][] = [
+  [
+    { path: 'user-turn' },
+    { audience: null, invocationOrigin: 'user', emitter: 'runner', immediateCaller: null },
+    { audience: null, invocationOrigin: 'user', emitter: 'runner', immediateCaller: 'model' },
+  ],
+  [
+    { path: 'ui-message' },
+    { audience: null, invocationOrigin: 'mcp_app', emitter: 'runner', immediateCaller: null },
+    { audience: null, invocationOrigin: 'mcp_app', emitter: 'runner', immediateCaller: 'model' },
+  ],
+  [
+    { path: 'app-operation' },
+    { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'app' },
+    { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'app' },
+  ],
+  [
+    { path: 'bootstrap-render' },
+    { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'host' },
+    { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'host', immediateCaller: 'host' },
+  ],
+  [
+    { path: 'system' },
+    { audience: null, invocationOrigin: 'system', emitter: 'system', immediateCaller: null },
+    { audience: null, invocationOrigin: 'system', emitter: 'system', immediateCaller: null },
+  ],
+  [
+    { path: 'reconciliation', ingress: 'mcp_app' },
+    { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'system', immediateCaller: null },
+    { audience: 'app_audit', invocationOrigin: 'mcp_app', emitter: 'system', immediateCaller: null },
+  ],
+  [
+    { path: 'reconciliation', ingress: 'user' },
+    { audience: null, invocationOrigin: 'user', emitter: 'system', immediateCaller: null },
+    { audience: null, invocationOrigin: 'user', emitter: 'system', immediateCaller: null },
+  ],
+  [
+    { path: 'session-api' },
+    { audience: null, invocationOrigin: 'system', emitter: 'session-api', immediateCaller: null },
+    { audience: null, invocationOrigin: 'system', emitter: 'session-api', immediateCaller: null },
+  ],
 ];
 
 describeOnPostgres('lifecycle-store event ledger', (target) => {
@@ -52,42 +95,101 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
       await h.client.request(LifecycleCreateSession, { session: key, creationOperationId: `op-${key.sessionId}`, importedEvents });
       return key;
     }
-    const append = (session: SessionKey, events: LedgerEventInput[], provenance: AppendProvenance = { path: 'user-turn' }, extra: { incarnation?: number; fencingToken?: number } = {}) =>
-      h.client.request(LifecycleAppendEvents, { session, incarnation: extra.incarnation ?? 1, provenance, events, fencingToken: extra.fencingToken });
+    const append = (
+      session: SessionKey,
+      events: LedgerEventInput[],
+      provenance: AppendProvenance = { path: 'user-turn' },
+      extra: { incarnation?: number; fencingToken?: number } = {},
+    ) => h.client.request(LifecycleAppendEvents, { session, incarnation: extra.incarnation ?? 1, provenance, events, fencingToken: extra.fencingToken });
 
     it.each(PATHS)('forged protected fields are stripped and stamped on the %j append path', async (provenance, plain, tool) => {
       const key = await active();
       const toolEvent = forged({ functionCalls: [{ id: 'c1', name: 'show' }], functionResponses: [{ id: 'c1', name: 'show', response: { content: [] } }] });
       await append(key, [forged(), toolEvent], provenance);
       const { events } = await h.client.request(LifecycleListEvents, { session: key });
-      expect(events.map(({ audience, invocationOrigin, emitter, immediateCaller }) => ({ audience, invocationOrigin, emitter, immediateCaller }))).toEqual([plain, tool]);
+      expect(events.map(({ audience, invocationOrigin, emitter, immediateCaller }) => ({ audience, invocationOrigin, emitter, immediateCaller }))).toEqual([
+        plain,
+        tool,
+      ]);
       expect(events[0].author).toBe('mallory-agent'); // the declared author is preserved
       expect(events[0].customMetadata).toEqual({ keep: 'me' });
       const rows = await h.eventRows(key);
-      expect(rows.map((r) => ({ audience: r.audience, invocationOrigin: r.invocation_origin, emitter: r.emitter, immediateCaller: r.immediate_caller }))).toEqual([plain, tool]);
+      expect(
+        rows.map((r) => ({ audience: r.audience, invocationOrigin: r.invocation_origin, emitter: r.emitter, immediateCaller: r.immediate_caller })),
+      ).toEqual([plain, tool]);
     });
 
     it('forged protected fields are stripped and stamped on the import path of a first-party create', async () => {
       const key = await active([forged()]);
       const { events } = await h.client.request(LifecycleListEvents, { session: key });
-      expect(events[0]).toMatchObject({ audience: null, invocationOrigin: 'system', emitter: 'session-api', immediateCaller: null, author: 'mallory-agent', customMetadata: { keep: 'me' } });
+      expect(events[0]).toMatchObject({
+        audience: null,
+        invocationOrigin: 'system',
+        emitter: 'session-api',
+        immediateCaller: null,
+        author: 'mallory-agent',
+        customMetadata: { keep: 'me' },
+      });
     });
 
     it.each([
-      ['a sealedResultRef without a matching function response', [{ author: 'a', functionResponses: [{ id: 'c2', name: 't' }], widgets: [widget('c1', RECORD_A)] }], 'UNMATCHED_SEALED_RESULT_REF'],
-      ['an event-level reference without a matching function response', [{ author: 'a', functionResponses: [{ id: 'c2', name: 't' }], sealedResultRefs: { c1: { recordId: RECORD_A, schemaVersion: 1 } } }], 'UNMATCHED_SEALED_RESULT_REF'],
+      [
+        'a sealedResultRef without a matching function response',
+        [{ author: 'a', functionResponses: [{ id: 'c2', name: 't' }], widgets: [widget('c1', RECORD_A)] }],
+        'UNMATCHED_SEALED_RESULT_REF',
+      ],
+      [
+        'an event-level reference without a matching function response',
+        [{ author: 'a', functionResponses: [{ id: 'c2', name: 't' }], sealedResultRefs: { c1: { recordId: RECORD_A, schemaVersion: 1 } } }],
+        'UNMATCHED_SEALED_RESULT_REF',
+      ],
       [
         'a duplicate reference across two widgets',
-        [{ author: 'a', functionResponses: [{ id: 'c1', name: 't' }, { id: 'c2', name: 't' }], widgets: [widget('c1', RECORD_A), widget('c2', RECORD_A)] }],
+        [
+          {
+            author: 'a',
+            functionResponses: [
+              { id: 'c1', name: 't' },
+              { id: 'c2', name: 't' },
+            ],
+            widgets: [widget('c1', RECORD_A), widget('c2', RECORD_A)],
+          },
+        ],
         'DUPLICATE_SEALED_RESULT_REF',
       ],
       [
         'two references for one function call (both placements)',
-        [{ author: 'a', functionResponses: [{ id: 'c1', name: 't' }], widgets: [widget('c1', RECORD_A)], sealedResultRefs: { c1: { recordId: RECORD_B, schemaVersion: 1 } } }],
+        [
+          {
+            author: 'a',
+            functionResponses: [{ id: 'c1', name: 't' }],
+            widgets: [widget('c1', RECORD_A)],
+            sealedResultRefs: { c1: { recordId: RECORD_B, schemaVersion: 1 } },
+          },
+        ],
         'DUPLICATE_SEALED_RESULT_REF',
       ],
-      ['a duplicate function-call id', [{ author: 'a', functionCalls: [{ id: 'c1', name: 't' }] }, { author: 'a', functionCalls: [{ id: 'c1', name: 't' }] }], 'DUPLICATE_FUNCTION_CALL_ID'],
-      ['a duplicate function-response id', [{ author: 'a', functionResponses: [{ id: 'c1', name: 't' }, { id: 'c1', name: 't' }] }], 'DUPLICATE_FUNCTION_CALL_ID'],
+      [
+        'a duplicate function-call id',
+        [
+          { author: 'a', functionCalls: [{ id: 'c1', name: 't' }] },
+          { author: 'a', functionCalls: [{ id: 'c1', name: 't' }] },
+        ],
+        'DUPLICATE_FUNCTION_CALL_ID',
+      ],
+      [
+        'a duplicate function-response id',
+        [
+          {
+            author: 'a',
+            functionResponses: [
+              { id: 'c1', name: 't' },
+              { id: 'c1', name: 't' },
+            ],
+          },
+        ],
+        'DUPLICATE_FUNCTION_CALL_ID',
+      ],
     ] as [string, LedgerEventInput[], string][])('cross-validation: %s fails with INVALID_ARGUMENT and appends nothing', async (_label, events, reason) => {
       const key = await active();
       await expect(append(key, events, { path: 'app-operation' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason } });
@@ -98,7 +200,11 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
       const key = await active();
       const event: LedgerEventInput = {
         author: 'a',
-        functionResponses: [{ id: 'c1', name: 't' }, { id: 'c2', name: 't' }, { id: 'c3', name: 't' }],
+        functionResponses: [
+          { id: 'c1', name: 't' },
+          { id: 'c2', name: 't' },
+          { id: 'c3', name: 't' },
+        ],
         widgets: [widget('c1', RECORD_A), widget('c3', null)],
         sealedResultRefs: { c2: { recordId: RECORD_B, schemaVersion: 1 } },
       };
@@ -119,7 +225,13 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
         [
           {
             author: 'agent',
-            functionResponses: [{ id: 'c1', name: 'show', response: { content: [{ type: 'text', text: 'ok' }], structuredContent: { secret: 'SEALED-BYTES' }, _meta: { grant: 'GRANT' } } }],
+            functionResponses: [
+              {
+                id: 'c1',
+                name: 'show',
+                response: { content: [{ type: 'text', text: 'ok' }], structuredContent: { secret: 'SEALED-BYTES' }, _meta: { grant: 'GRANT' } },
+              },
+            ],
             widgets: [widget('c1', RECORD_A)],
           },
         ],
@@ -131,7 +243,7 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
       expect(text).not.toContain('GRANT');
       expect(text).not.toMatch(/digest|fence|receipt|creationOperation/i);
       expect(page.events[1].functionResponses).toEqual([{ id: 'c1', name: 'show', response: { content: [{ type: 'text', text: 'ok' }] } }]);
-      expect(page.events[1].widgets?.[0]).toHaveProperty('sealedResultRef',{ recordId: RECORD_A, schemaVersion: 1 }); // an opaque locator only
+      expect(page.events[1].widgets?.[0]).toHaveProperty('sealedResultRef', { recordId: RECORD_A, schemaVersion: 1 }); // an opaque locator only
     });
 
     it('assigns monotonic, gap-free ids under 20 concurrent appends, and pages through them', async () => {
@@ -150,7 +262,10 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
 
     it('an append with an incarnation other than the current ACTIVE(n) fails STALE_INCARNATION; an unknown session is NOT_FOUND', async () => {
       const key = await active();
-      await expect(append(key, [{ author: 'a' }], { path: 'user-turn' }, { incarnation: 2 })).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'STALE_INCARNATION' } });
+      await expect(append(key, [{ author: 'a' }], { path: 'user-turn' }, { incarnation: 2 })).rejects.toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        details: { reason: 'STALE_INCARNATION' },
+      });
       await expect(append(h.key(), [{ author: 'a' }])).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
 
@@ -169,10 +284,14 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
 
     it('rejects malformed appends before any effect (contract validation)', async () => {
       const key = await active();
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'model' } as never, events: [{ author: 'a' }] })).rejects.toMatchObject({
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'model' } as never, events: [{ author: 'a' }] }),
+      ).rejects.toMatchObject({
         code: 'INVALID_ARGUMENT',
       });
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [] }),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       expect(await h.eventRows(key)).toEqual([]);
     });
   });

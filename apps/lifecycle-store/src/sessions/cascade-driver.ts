@@ -34,7 +34,8 @@ export async function driveCascade(deps: CascadeDeps, start: LifecycleRecord): P
   const key = record.key;
   let lostRaces = 0;
   const reread = async (): Promise<LifecycleRecord> => {
-    if (++lostRaces > MAX_CAS_RETRIES) throw new AppHostError('CONFLICT', `deletion of ${key.sessionId} is contended; retry`, { details: LifecycleReasons.details('CONTENDED') });
+    if (++lostRaces > MAX_CAS_RETRIES)
+      throw new AppHostError('CONFLICT', `deletion of ${key.sessionId} is contended; retry`, { details: LifecycleReasons.details('CONTENDED') });
     const latest = await repo.load(key);
     if (!latest || latest.incarnation !== start.incarnation) throw new AppHostError('CONFLICT', `session ${key.sessionId} moved on during deletion`);
     return latest;
@@ -96,22 +97,37 @@ async function callParticipant(deps: CascadeDeps, record: LifecycleRecord, parti
   const key: SessionKey = record.key;
   const flag = operation === 'revoke' ? 'revoked' : 'purged';
   try {
-    await deps.bus.request(cascadeParticipantContract(participant, operation), { session: key, incarnation: record.incarnation }, { timeoutMs: deps.timeoutMs });
+    await deps.bus.request(
+      cascadeParticipantContract(participant, operation),
+      { session: key, incarnation: record.incarnation },
+      { timeoutMs: deps.timeoutMs },
+    );
   } catch (error) {
     const envelope = error instanceof AppHostError ? error : new AppHostError('INTERNAL', 'participant call failed');
     deps.metrics.cascadeSteps.inc({ participant, step: operation, outcome: 'failed' });
-    deps.logger.warn({ participant, operation, code: envelope.code, sessionId: key.sessionId, incarnation: record.incarnation }, 'deletion cascade step failed');
-    const failed = withParticipant(record.cascade!, participant, (p) => ({ ...p, attempts: p.attempts + 1, lastError: `${operation}: ${envelope.code}: ${envelope.message}`.slice(0, 512) }));
+    deps.logger.warn(
+      { participant, operation, code: envelope.code, sessionId: key.sessionId, incarnation: record.incarnation },
+      'deletion cascade step failed',
+    );
+    const failed = withParticipant(record.cascade!, participant, (p) => ({
+      ...p,
+      attempts: p.attempts + 1,
+      lastError: `${operation}: ${envelope.code}: ${envelope.message}`.slice(0, 512),
+    }));
     const saved = await deps.repo.recordProgress(key, record.incarnation, record.version, failed);
-    throw new AppHostError('UNAVAILABLE', `deletion of session ${key.sessionId} is incomplete: ${participant} ${operation} failed (${envelope.code}); retry to resume`, {
-      details: {
-        state: 'DELETING',
-        incarnation: record.incarnation,
-        participant,
-        operation,
-        pending: pendingSteps((saved ?? record).cascade!),
+    throw new AppHostError(
+      'UNAVAILABLE',
+      `deletion of session ${key.sessionId} is incomplete: ${participant} ${operation} failed (${envelope.code}); retry to resume`,
+      {
+        details: {
+          state: 'DELETING',
+          incarnation: record.incarnation,
+          participant,
+          operation,
+          pending: pendingSteps((saved ?? record).cascade!),
+        },
       },
-    });
+    );
   }
   deps.metrics.cascadeSteps.inc({ participant, step: operation, outcome: 'ok' });
   const done = withParticipant(record.cascade!, participant, (p) => {
@@ -121,7 +137,11 @@ async function callParticipant(deps: CascadeDeps, record: LifecycleRecord, parti
   return deps.repo.recordProgress(key, record.incarnation, record.version, done);
 }
 
-function withParticipant(cascade: CascadeProgress, name: string, change: (p: CascadeProgress['participants'][number]) => CascadeProgress['participants'][number]): CascadeProgress {
+function withParticipant(
+  cascade: CascadeProgress,
+  name: string,
+  change: (p: CascadeProgress['participants'][number]) => CascadeProgress['participants'][number],
+): CascadeProgress {
   return { ...cascade, participants: cascade.participants.map((p) => (p.name === name ? change(p) : p)) };
 }
 

@@ -153,7 +153,11 @@ async function completeCreation(deps: CreateDeps, reservation: LifecycleRecord, 
   return toSnapshot(active);
 }
 
-async function activate(deps: CreateDeps, reservation: LifecycleRecord, receipt: { incarnation: number; operationId: string; digest: string }): Promise<LifecycleRecord> {
+async function activate(
+  deps: CreateDeps,
+  reservation: LifecycleRecord,
+  receipt: { incarnation: number; operationId: string; digest: string },
+): Promise<LifecycleRecord> {
   const key = reservation.key;
   let current: LifecycleRecord | null = reservation;
   for (let attempt = 0; attempt < MAX_ATTEMPTS && current; attempt++) {
@@ -186,7 +190,11 @@ export async function recoverCreation(deps: Pick<CreateDeps, 'repo' | 'metrics'>
     deps.metrics.transitions.inc({ transition: 'recover', outcome: 'receipt-mismatch' });
     return null;
   }
-  const active = await deps.repo.activate(key, { incarnation: record.incarnation, operationId: record.creationOperationId, digest: row.importDigest }, record.version);
+  const active = await deps.repo.activate(
+    key,
+    { incarnation: record.incarnation, operationId: record.creationOperationId, digest: row.importDigest },
+    record.version,
+  );
   deps.metrics.transitions.inc({ transition: 'recover', outcome: active ? 'ok' : 'lost' });
   return active;
 }

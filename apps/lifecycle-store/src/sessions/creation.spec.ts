@@ -1,4 +1,11 @@
-import { LifecycleCreateSession, LifecycleAppendEvents, LifecycleDeleteSession, LifecycleGetSession, LifecycleListEvents, type LedgerEventInput } from '@apphost/contracts';
+import {
+  LifecycleCreateSession,
+  LifecycleAppendEvents,
+  LifecycleDeleteSession,
+  LifecycleGetSession,
+  LifecycleListEvents,
+  type LedgerEventInput,
+} from '@apphost/contracts';
 import { describeOnPostgres, latch } from '@apphost/testing';
 import { LifecycleHarness } from '../testing/lifecycle-harness';
 
@@ -20,8 +27,11 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
       await h.cleanup();
     });
 
-    const create = (session: ReturnType<typeof h.key>, creationOperationId: string, extra: Partial<{ importedEvents: LedgerEventInput[]; reclaim: boolean }> = {}) =>
-      h.client.request(LifecycleCreateSession, { session, creationOperationId, ...extra });
+    const create = (
+      session: ReturnType<typeof h.key>,
+      creationOperationId: string,
+      extra: Partial<{ importedEvents: LedgerEventInput[]; reclaim: boolean }> = {},
+    ) => h.client.request(LifecycleCreateSession, { session, creationOperationId, ...extra });
 
     it('creates ACTIVE(1), and the same creationOperationId retried returns the same session', async () => {
       const key = h.key();
@@ -51,11 +61,16 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
       expect(await h.record(key)).toMatchObject({ state: 'CREATING', incarnation: 1, creation_operation_id: 'op-a' });
       expect(await h.sessionRows(key)).toEqual([]);
       await expect(h.client.request(LifecycleGetSession, { session: key })).resolves.toMatchObject({ state: 'CREATING', incarnation: 1 });
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('early')] })).rejects.toMatchObject({
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('early')] }),
+      ).rejects.toMatchObject({
         code: 'FAILED_PRECONDITION',
         details: { reason: 'SESSION_CREATING' },
       });
-      await expect(h.client.request(LifecycleListEvents, { session: key })).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'SESSION_CREATING' } });
+      await expect(h.client.request(LifecycleListEvents, { session: key })).rejects.toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        details: { reason: 'SESSION_CREATING' },
+      });
       await expect(create(key, 'op-b')).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'CREATE_IN_PROGRESS' } });
       await expect(create(key, 'op-a', { importedEvents: imports })).resolves.toMatchObject({ incarnation: 1, state: 'ACTIVE' });
       expect((await h.eventRows(key)).map((e) => e.event_id)).toEqual([1, 2]);
@@ -96,7 +111,10 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
       const key = h.key();
       h.faults.arm('create.after-session-commit');
       await expect(create(key, 'op-a', { importedEvents: imports })).rejects.toMatchObject({ code: 'INTERNAL' });
-      await expect(create(key, 'op-a', { importedEvents: [note('different')] })).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'CREATION_OPERATION_REUSED' } });
+      await expect(create(key, 'op-a', { importedEvents: [note('different')] })).rejects.toMatchObject({
+        code: 'CONFLICT',
+        details: { reason: 'CREATION_OPERATION_REUSED' },
+      });
       await expect(create(key, 'op-a', { importedEvents: imports })).resolves.toMatchObject({ incarnation: 1, state: 'ACTIVE' });
     });
 
@@ -222,7 +240,9 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
       await expect(create(key, 'op-b', { reclaim: true, importedEvents: [note('from B')] })).resolves.toMatchObject({ incarnation: 2 });
       const listed = await h.client.request(LifecycleListEvents, { session: key });
       expect(listed.events.map((e) => e.author)).toEqual(['agent']);
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('late')] })).rejects.toMatchObject({
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('late')] }),
+      ).rejects.toMatchObject({
         code: 'FAILED_PRECONDITION',
         details: { reason: 'STALE_INCARNATION' },
       });
@@ -232,21 +252,37 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
 
     it('a creation whose imports fail cross-validation is refused before anything is reserved', async () => {
       const key = h.key();
-      const bad: LedgerEventInput = { author: 'agent', functionCalls: [{ id: 'c1', name: 't' }, { id: 'c1', name: 't' }] };
-      await expect(create(key, 'op-a', { importedEvents: [bad] })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', details: { reason: 'DUPLICATE_FUNCTION_CALL_ID' } });
+      const bad: LedgerEventInput = {
+        author: 'agent',
+        functionCalls: [
+          { id: 'c1', name: 't' },
+          { id: 'c1', name: 't' },
+        ],
+      };
+      await expect(create(key, 'op-a', { importedEvents: [bad] })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+        details: { reason: 'DUPLICATE_FUNCTION_CALL_ID' },
+      });
       expect(await h.record(key)).toBeUndefined();
     });
 
     it('migration: a legacy session row is adopted lazily as ACTIVE(1) with an adoption marker, never as a creation', async () => {
       const key = h.key('legacy');
-      await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [key.tenant, key.appName, key.userId, key.sessionId]);
+      await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
+        key.tenant,
+        key.appName,
+        key.userId,
+        key.sessionId,
+      ]);
       const views = await Promise.all(Array.from({ length: 8 }, () => h.client.request(LifecycleGetSession, { session: key })));
       for (const v of views) expect(v).toMatchObject({ incarnation: 1, state: 'ACTIVE', adopted: true, version: 1 });
       const record = await h.record(key);
       expect(record).toMatchObject({ state: 'ACTIVE', incarnation: 1, adopted: true, creation_operation_id: null, adoption: { receipt: 'adoption' } });
       expect(await h.sessionRows(key)).toEqual([{ incarnation: 1, creation_operation_id: null, import_count: 0 }]);
       await expect(create(key, 'op-new')).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'ALREADY_EXISTS' } });
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('after adoption')] })).resolves.toEqual({
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('after adoption')] }),
+      ).resolves.toEqual({
         incarnation: 1,
         eventIds: [1],
       });
@@ -254,8 +290,15 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
 
     it('migration: an append is the first touch of a legacy row — it adopts, then appends', async () => {
       const key = h.key('legacy');
-      await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [key.tenant, key.appName, key.userId, key.sessionId]);
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'session-api' }, events: [note('patch')] })).resolves.toEqual({
+      await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
+        key.tenant,
+        key.appName,
+        key.userId,
+        key.sessionId,
+      ]);
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'session-api' }, events: [note('patch')] }),
+      ).resolves.toEqual({
         incarnation: 1,
         eventIds: [1],
       });
@@ -265,7 +308,12 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
     it('migration: a create or a delete as the first touch of a legacy row adopts it (the read-free first attempts write nothing over it)', async () => {
       const legacy = async () => {
         const key = h.key('legacy');
-        await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [key.tenant, key.appName, key.userId, key.sessionId]);
+        await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
+          key.tenant,
+          key.appName,
+          key.userId,
+          key.sessionId,
+        ]);
         return key;
       };
       const created = await legacy();
@@ -277,7 +325,10 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
         details: { reason: 'STALE_INCARNATION', incarnation: 1 },
       });
       expect(await h.record(deleted)).toMatchObject({ state: 'ACTIVE', incarnation: 1, adopted: true });
-      await expect(h.client.request(LifecycleDeleteSession, { session: deleted, expectedIncarnation: 1 })).resolves.toMatchObject({ state: 'DELETED', incarnation: 1 });
+      await expect(h.client.request(LifecycleDeleteSession, { session: deleted, expectedIncarnation: 1 })).resolves.toMatchObject({
+        state: 'DELETED',
+        incarnation: 1,
+      });
       expect(await h.sessionRows(deleted)).toEqual([]);
     });
 
@@ -286,7 +337,9 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
       await create(key, 'op-a', { importedEvents: [note('x')] });
       const where = `tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`;
       const params = [key.tenant, key.appName, key.userId, key.sessionId];
-      await expect(h.sql(`UPDATE lifecycle_records SET state = 'CREATING', version = version + 1 WHERE ${where}`, params)).rejects.toThrow(/illegal transition/);
+      await expect(h.sql(`UPDATE lifecycle_records SET state = 'CREATING', version = version + 1 WHERE ${where}`, params)).rejects.toThrow(
+        /illegal transition/,
+      );
       await expect(h.sql(`UPDATE lifecycle_records SET state = 'DELETED', version = version + 1 WHERE ${where}`, params)).rejects.toThrow(/illegal transition/);
       await expect(h.sql(`UPDATE lifecycle_records SET state = 'DELETING', version = version WHERE ${where}`, params)).rejects.toThrow(/version must advance/);
       await expect(h.sql(`DELETE FROM lifecycle_records WHERE ${where}`, params)).rejects.toThrow(/not allowed/);

@@ -1,4 +1,11 @@
-import { LifecycleAppendEvents, LifecycleCreateSession, LifecycleDeleteSession, LifecycleGetSession, LifecycleListEvents, type LedgerEventInput } from '@apphost/contracts';
+import {
+  LifecycleAppendEvents,
+  LifecycleCreateSession,
+  LifecycleDeleteSession,
+  LifecycleGetSession,
+  LifecycleListEvents,
+  type LedgerEventInput,
+} from '@apphost/contracts';
 import { describeOnPostgres, latch } from '@apphost/testing';
 import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import { CascadeCallLog, LifecycleHarness, participantName, TestParticipant } from '../testing/lifecycle-harness';
@@ -91,7 +98,9 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
       });
       const record = await h.record(key);
       expect(record).toMatchObject({ state: 'DELETING', incarnation: 1 });
-      const failed = (record!.cascade as { participants: { name: string; lastError?: string; attempts: number }[] }).participants.find((p) => p.name === names[1]);
+      const failed = (record!.cascade as { participants: { name: string; lastError?: string; attempts: number }[] }).participants.find(
+        (p) => p.name === names[1],
+      );
       expect(failed).toMatchObject({ attempts: 2, lastError: expect.stringContaining('purge: UNAVAILABLE') });
       expect(await h.eventRows(key)).toEqual([]); // the session was purged already; nothing about deletion became an event
       const base = h.service.running.url!.replace('[::1]', '127.0.0.1');
@@ -106,7 +115,9 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
       const stall = participants[0].stallNext('revoke');
       const deleting = h.client.request(LifecycleDeleteSession, { session: key });
       await stall.reached;
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('late')] })).rejects.toMatchObject({
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('late')] }),
+      ).rejects.toMatchObject({
         code: 'FAILED_PRECONDITION',
         details: { reason: 'STALE_INCARNATION', state: 'DELETING' },
       });
@@ -117,14 +128,22 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
     it('delete-then-recreate: incarnation n+1 starts empty and appends of the old incarnation fail', async () => {
       const key = await activeSession();
       await h.client.request(LifecycleDeleteSession, { session: key });
-      const again = await h.client.request(LifecycleCreateSession, { session: key, creationOperationId: 'op-again', expectedPrior: { state: 'DELETED', incarnation: 1 } });
+      const again = await h.client.request(LifecycleCreateSession, {
+        session: key,
+        creationOperationId: 'op-again',
+        expectedPrior: { state: 'DELETED', incarnation: 1 },
+      });
       expect(again).toMatchObject({ incarnation: 2, state: 'ACTIVE', cascade: null });
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('late')] })).rejects.toMatchObject({
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'user-turn' }, events: [note('late')] }),
+      ).rejects.toMatchObject({
         code: 'FAILED_PRECONDITION',
         details: { reason: 'STALE_INCARNATION', incarnation: 2 },
       });
       expect((await h.client.request(LifecycleListEvents, { session: key })).events).toEqual([]);
-      await expect(h.client.request(LifecycleAppendEvents, { session: key, incarnation: 2, provenance: { path: 'user-turn' }, events: [note('new')] })).resolves.toEqual({
+      await expect(
+        h.client.request(LifecycleAppendEvents, { session: key, incarnation: 2, provenance: { path: 'user-turn' }, events: [note('new')] }),
+      ).resolves.toEqual({
         incarnation: 2,
         eventIds: [1],
       });
@@ -176,7 +195,9 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
       gate.release();
       await expect(deleting).resolves.toMatchObject({ state: 'DELETED', incarnation: 1 });
       await Promise.all(racers);
-      const late = await Promise.allSettled(Array.from({ length: 10 }, (_, i) => h.client.request(LifecycleCreateSession, { session: key, creationOperationId: `op-late-${i}` })));
+      const late = await Promise.allSettled(
+        Array.from({ length: 10 }, (_, i) => h.client.request(LifecycleCreateSession, { session: key, creationOperationId: `op-late-${i}` })),
+      );
       const winners = [...(await Promise.all(racers)), ...late.map((r) => (r.status === 'fulfilled' ? r.value : r.reason))].filter((r) => 'state' in r);
       expect(winners).toHaveLength(1);
       expect(winners[0]).toMatchObject({ incarnation: 2, state: 'ACTIVE' });
@@ -193,15 +214,25 @@ describeOnPostgres('lifecycle-store deletion cascade', (target) => {
       const results = await Promise.allSettled([first, second]);
       expect(results.some((r) => r.status === 'fulfilled' && r.value.state === 'DELETED')).toBe(true);
       await expect(h.client.request(LifecycleDeleteSession, { session: key })).resolves.toMatchObject({ state: 'DELETED', incarnation: 1 });
-      await expect(h.client.request(LifecycleCreateSession, { session: key, creationOperationId: 'op-next' })).resolves.toMatchObject({ incarnation: 2, state: 'ACTIVE' });
-      await expect(h.client.request(LifecycleGetSession, { session: key })).resolves.toMatchObject({ incarnation: 2, state: 'ACTIVE', version: 7 + names.length * 2 });
+      await expect(h.client.request(LifecycleCreateSession, { session: key, creationOperationId: 'op-next' })).resolves.toMatchObject({
+        incarnation: 2,
+        state: 'ACTIVE',
+      });
+      await expect(h.client.request(LifecycleGetSession, { session: key })).resolves.toMatchObject({
+        incarnation: 2,
+        state: 'ACTIVE',
+        version: 7 + names.length * 2,
+      });
     });
 
     it('a CREATING session cannot be deleted, and an unknown one is NOT_FOUND', async () => {
       const key = h.key();
       h.faults.arm('create.after-reservation');
       await expect(h.client.request(LifecycleCreateSession, { session: key, creationOperationId: 'op-x' })).rejects.toMatchObject({ code: 'INTERNAL' });
-      await expect(h.client.request(LifecycleDeleteSession, { session: key })).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'SESSION_CREATING' } });
+      await expect(h.client.request(LifecycleDeleteSession, { session: key })).rejects.toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        details: { reason: 'SESSION_CREATING' },
+      });
       await expect(h.client.request(LifecycleDeleteSession, { session: h.key() })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     });
   });

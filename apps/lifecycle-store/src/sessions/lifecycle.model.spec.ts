@@ -40,7 +40,11 @@ function observe(m: ModelSession, incarnation: number): void {
 }
 
 class CreateCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly i: number, readonly crash: LifecycleFaultPoint | null, readonly restart: boolean) {}
+  constructor(
+    readonly i: number,
+    readonly crash: LifecycleFaultPoint | null,
+    readonly restart: boolean,
+  ) {}
   check(m: Readonly<Model>) {
     return this.crash === null || m.sessions[this.i].state !== 'ACTIVE';
   }
@@ -69,7 +73,11 @@ class CreateCommand implements fc.AsyncCommand<Model, Real> {
 }
 
 class DeleteCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly i: number, readonly crash: LifecycleFaultPoint | null, readonly restart: boolean) {}
+  constructor(
+    readonly i: number,
+    readonly crash: LifecycleFaultPoint | null,
+    readonly restart: boolean,
+  ) {}
   check(m: Readonly<Model>) {
     return this.crash === null || m.sessions[this.i].state === 'ACTIVE';
   }
@@ -96,7 +104,11 @@ class DeleteCommand implements fc.AsyncCommand<Model, Real> {
 }
 
 class AppendCommand implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly i: number, readonly count: number, readonly stale: boolean) {}
+  constructor(
+    readonly i: number,
+    readonly count: number,
+    readonly stale: boolean,
+  ) {}
   check() {
     return true;
   }

@@ -137,7 +137,10 @@ export class LifecycleRepository {
           keyParams(key),
         );
         if (inserted.rowCount === 0) throw new NothingWritten();
-        await tx.query(`INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token) VALUES ($1, $2, $3, $4, 1) ON CONFLICT DO NOTHING`, keyParams(key));
+        await tx.query(
+          `INSERT INTO session_fences (tenant, app_name, user_id, session_id, fence_token) VALUES ($1, $2, $3, $4, 1) ON CONFLICT DO NOTHING`,
+          keyParams(key),
+        );
         return true;
       })
       .catch((error: unknown) => {

@@ -47,7 +47,12 @@ export class LifecycleService {
     return appendEvents(this.deps, req);
   }
 
-  list(req: { session: SessionKey; incarnation?: number; afterId?: number; limit?: number }): Promise<{ incarnation: number; events: PublicEvent[]; nextAfterId: number | null }> {
+  list(req: {
+    session: SessionKey;
+    incarnation?: number;
+    afterId?: number;
+    limit?: number;
+  }): Promise<{ incarnation: number; events: PublicEvent[]; nextAfterId: number | null }> {
     return listEvents(this.deps, req);
   }
 

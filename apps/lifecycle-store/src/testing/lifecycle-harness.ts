@@ -4,7 +4,17 @@ import pino from 'pino';
 import { BusServer, NatsTransport } from '@apphost/bus';
 import { AppHostError, cascadeParticipantContract, type CascadeOperation, type SessionKey } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
-import { bootService, connectTestTransport, dropSchemasWithPrefix, latch, TEST_NATS_URL, uniquePrefix, type Latch, type PostgresTarget, type ServiceUnderTest } from '@apphost/testing';
+import {
+  bootService,
+  connectTestTransport,
+  dropSchemasWithPrefix,
+  latch,
+  TEST_NATS_URL,
+  uniquePrefix,
+  type Latch,
+  type PostgresTarget,
+  type ServiceUnderTest,
+} from '@apphost/testing';
 import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import { LifecycleRecovery } from '../lifecycle.module';
 import { lifecycleStoreService } from '../service';
@@ -85,7 +95,8 @@ export class TestParticipant {
   }
 
   count(operation: CascadeOperation, sessionId: string, incarnation?: number): number {
-    return this.calls.filter((c) => c.operation === operation && c.sessionId === sessionId && (incarnation === undefined || c.incarnation === incarnation)).length;
+    return this.calls.filter((c) => c.operation === operation && c.sessionId === sessionId && (incarnation === undefined || c.incarnation === incarnation))
+      .length;
   }
 
   async stop(): Promise<void> {
@@ -155,8 +166,21 @@ export class LifecycleHarness {
     return (await this.db.query(text, params)).rows as T[];
   }
 
-  async record(key: SessionKey): Promise<{ state: string; incarnation: number; version: number; creation_operation_id: string | null; adopted: boolean; adoption: unknown; cascade: unknown } | undefined> {
-    const rows = await this.sql<{ state: string; incarnation: string; version: string; creation_operation_id: string | null; adopted: boolean; adoption: unknown; cascade: unknown }>(
+  async record(
+    key: SessionKey,
+  ): Promise<
+    | { state: string; incarnation: number; version: number; creation_operation_id: string | null; adopted: boolean; adoption: unknown; cascade: unknown }
+    | undefined
+  > {
+    const rows = await this.sql<{
+      state: string;
+      incarnation: string;
+      version: string;
+      creation_operation_id: string | null;
+      adopted: boolean;
+      adoption: unknown;
+      cascade: unknown;
+    }>(
       `SELECT state, incarnation, version, creation_operation_id, adopted, adoption, cascade FROM lifecycle_records WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`,
       [key.tenant, key.appName, key.userId, key.sessionId],
     );
@@ -209,8 +233,28 @@ export class LifecycleHarness {
     return rows.map((r) => ({ ...r, incarnation: r.incarnation === null ? null : Number(r.incarnation) }));
   }
 
-  async eventRows(key: SessionKey): Promise<{ incarnation: number; event_id: number; imported: boolean; audience: string | null; invocation_origin: string; emitter: string; immediate_caller: string | null }[]> {
-    const rows = await this.sql<{ incarnation: string; event_id: string; imported: boolean; audience: string | null; invocation_origin: string; emitter: string; immediate_caller: string | null }>(
+  async eventRows(
+    key: SessionKey,
+  ): Promise<
+    {
+      incarnation: number;
+      event_id: number;
+      imported: boolean;
+      audience: string | null;
+      invocation_origin: string;
+      emitter: string;
+      immediate_caller: string | null;
+    }[]
+  > {
+    const rows = await this.sql<{
+      incarnation: string;
+      event_id: string;
+      imported: boolean;
+      audience: string | null;
+      invocation_origin: string;
+      emitter: string;
+      immediate_caller: string | null;
+    }>(
       `SELECT incarnation, event_id, imported, audience, invocation_origin, emitter, immediate_caller FROM session_events
         WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4 ORDER BY incarnation, event_id`,
       [key.tenant, key.appName, key.userId, key.sessionId],

@@ -31,13 +31,18 @@ export function encodeChunk(bytes: Buffer): string {
 export function assembleChunks(chunks: { index: number; data: Buffer }[], totalBytes: number, chunkBytes: number): Buffer {
   const count = chunkCountOf(totalBytes, chunkBytes);
   const incomplete = (why: string) =>
-    new AppHostError('FAILED_PRECONDITION', `the upload is incomplete: ${why}`, { details: SealedReasons.details('UPLOAD_INCOMPLETE', { expectedChunks: count, received: chunks.length }) });
+    new AppHostError('FAILED_PRECONDITION', `the upload is incomplete: ${why}`, {
+      details: SealedReasons.details('UPLOAD_INCOMPLETE', { expectedChunks: count, received: chunks.length }),
+    });
   if (chunks.length !== count) throw incomplete(`${chunks.length} of ${count} chunks staged`);
   chunks.forEach((c, i) => {
     if (c.index !== i) throw incomplete(`chunk ${i} is missing`);
     if (c.data.length !== expectedChunkBytes(totalBytes, chunkBytes, i)) throw incomplete(`chunk ${i} has the wrong size`);
   });
-  return Buffer.concat(chunks.map((c) => c.data), totalBytes);
+  return Buffer.concat(
+    chunks.map((c) => c.data),
+    totalBytes,
+  );
 }
 
 /** Parses assembled bytes as strict UTF-8 JSON; anything else is INVALID_ARGUMENT before any record is written. */

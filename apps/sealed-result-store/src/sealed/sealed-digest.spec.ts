@@ -6,7 +6,7 @@ import { envelopeFor, largeEnvelope } from '../test/fixtures';
 
 describe('sealed digest', () => {
   it('equals canonicalDigest("sealed-result", envelope) over the stored canonical bytes', () => {
-    for (const envelope of [envelopeFor('fc-1'), envelopeFor('fc-2', { 'ü': [1.5, -0, 'x'], a: null }), largeEnvelope('fc-3', 100_000)]) {
+    for (const envelope of [envelopeFor('fc-1'), envelopeFor('fc-2', { ü: [1.5, -0, 'x'], a: null }), largeEnvelope('fc-3', 100_000)]) {
       const bytes = Buffer.from(canonicalize(envelope), 'utf8');
       expect(sealedDigest(bytes).toString('hex')).toBe(canonicalDigest('sealed-result', envelope));
     }
@@ -46,14 +46,18 @@ describe('chunked transfer', () => {
     const data = Buffer.from('abcdefghi');
     const chunks = [0, 1, 2].map((index) => ({ index, data: sliceChunk(data, 4, index) }));
     expect(assembleChunks(chunks, 9, 4).equals(data)).toBe(true);
-    expect(() => assembleChunks(chunks.slice(0, 2), 9, 4)).toThrow(expect.objectContaining({ code: 'FAILED_PRECONDITION', details: expect.objectContaining({ reason: 'UPLOAD_INCOMPLETE' }) }));
+    expect(() => assembleChunks(chunks.slice(0, 2), 9, 4)).toThrow(
+      expect.objectContaining({ code: 'FAILED_PRECONDITION', details: expect.objectContaining({ reason: 'UPLOAD_INCOMPLETE' }) }),
+    );
     expect(() => assembleChunks([chunks[0], chunks[2], { index: 3, data: Buffer.from('x') }], 9, 4)).toThrow(/chunk 1 is missing/);
     expect(() => assembleChunks([chunks[0], chunks[1], { index: 2, data: Buffer.from('ij') }], 9, 4)).toThrow(/wrong size/);
   });
 
   it('accepts only strict UTF-8 JSON', () => {
     expect(parseAssembledJson(Buffer.from('{"a":[1,"é"]}'))).toEqual({ a: [1, 'é'] });
-    expect(() => parseAssembledJson(Buffer.from([0x7b, 0xff, 0x7d]))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT', details: { reason: 'ENVELOPE_INVALID' } }));
+    expect(() => parseAssembledJson(Buffer.from([0x7b, 0xff, 0x7d]))).toThrow(
+      expect.objectContaining({ code: 'INVALID_ARGUMENT', details: { reason: 'ENVELOPE_INVALID' } }),
+    );
     expect(() => parseAssembledJson(Buffer.from('{"a":'))).toThrow(expect.objectContaining({ code: 'INVALID_ARGUMENT' }));
   });
 });

@@ -80,7 +80,8 @@ const toNumber = (v: string | number | null | undefined): number | null => (v ==
 // $1..$4 are always the session key, $5 the incarnation, in every keyed statement below.
 const SESSION_MATCH = (alias: string) => `${alias}.tenant = $1 AND ${alias}.app_name = $2 AND ${alias}.user_id = $3 AND ${alias}.session_id = $4`;
 /** The full record key ($6 record id, $7 function call): the primary key plus the function call. */
-const RECORD_KEY_MATCH = (alias: string) => `${SESSION_MATCH(alias)} AND ${alias}.incarnation = $5 AND ${alias}.record_id = $6 AND ${alias}.function_call_id = $7`;
+const RECORD_KEY_MATCH = (alias: string) =>
+  `${SESSION_MATCH(alias)} AND ${alias}.incarnation = $5 AND ${alias}.record_id = $6 AND ${alias}.function_call_id = $7`;
 
 /** Raises the session's floor to `minLive` (never lowers it) and returns the floor now in force; locks the row. */
 const RAISE_FLOOR = `

@@ -84,7 +84,7 @@ describeOnPostgres('sealed-result-store', (target) => {
 
     it('creates PENDING, commits, and resolves the identical envelope behind a {recordId, schemaVersion} reference', async () => {
       const scope = scopeOf(newSession(), 1, uid('fc'));
-      const envelope = envelopeFor(scope.functionCallId, { rows: [1, 2, 3], nested: { 'é': -0, big: 9007199254740991 } });
+      const envelope = envelopeFor(scope.functionCallId, { rows: [1, 2, 3], nested: { é: -0, big: 9007199254740991 } });
       const created = await store.client.create({ scope, operationInstanceId: uid('op'), envelope });
       expect(created).toEqual({ ref: { recordId: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), schemaVersion: 1 }, state: 'PENDING', created: true });
       expect(Buffer.from(created.ref.recordId, 'base64url')).toHaveLength(16);
@@ -96,7 +96,10 @@ describeOnPostgres('sealed-result-store', (target) => {
       expect(again).toEqual(committed);
       const resolved = await store.client.resolve(keyOf(scope, eventId, created.ref.recordId));
       expect(resolved.ref).toEqual(created.ref);
-      expect(resolved.envelope).toEqual({ ...envelope, result: { ...envelope.result, structuredContent: { rows: [1, 2, 3], nested: { 'é': 0, big: 9007199254740991 } } } });
+      expect(resolved.envelope).toEqual({
+        ...envelope,
+        result: { ...envelope.result, structuredContent: { rows: [1, 2, 3], nested: { é: 0, big: 9007199254740991 } } },
+      });
     });
 
     it('never puts the digest into any public serialization of a reference or reply', async () => {
@@ -179,7 +182,10 @@ describeOnPostgres('sealed-result-store', (target) => {
       const session = newSession();
       const scope = scopeOf(session, 1, uid('fc'));
       store.faults.arm('create.after-store-write');
-      const crashed = await expectAppError(store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId), pendingTtlMs: 0 }), 'INTERNAL');
+      const crashed = await expectAppError(
+        store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId), pendingTtlMs: 0 }),
+        'INTERNAL',
+      );
       expect(crashed.message).toBe('internal error');
       const { rows } = await store.pg.query(`SELECT record_id, state FROM "${store.schema}".sealed_records WHERE session_id = $1`, [session.sessionId]);
       expect(rows).toEqual([{ record_id: expect.any(String), state: 'PENDING' }]);
@@ -292,7 +298,11 @@ describeOnPostgres('sealed-result-store', (target) => {
       const committed = await sealCommitted(scopeOf(session, 1, uid('fc')));
       const pendingScope = scopeOf(session, 1, uid('fc'));
       await store.client.create({ scope: pendingScope, operationInstanceId: uid('op'), envelope: envelopeFor(pendingScope.functionCallId) });
-      const upload = await store.service.client.request(SealedCreateBegin, { scope: scopeOf(session, 1, uid('fc')), operationInstanceId: uid('op'), totalBytes: 10 });
+      const upload = await store.service.client.request(SealedCreateBegin, {
+        scope: scopeOf(session, 1, uid('fc')),
+        operationInstanceId: uid('op'),
+        totalBytes: 10,
+      });
       const kept = await sealCommitted(scopeOf(bystander, 1, uid('fc')));
       // The lifecycle-store's cascade driver speaks its generic participant contract to this store.
       const revoke = cascadeParticipantContract('sealed-result-store', 'revoke');
@@ -305,7 +315,9 @@ describeOnPostgres('sealed-result-store', (target) => {
       expect(await store.countRecords(session)).toBe(2); // revoke fences; bytes go with purge
       expect(await store.service.client.request(purge, { session, incarnation: 1 })).toEqual({ done: true, deletedRecords: 2 });
       expect(await store.countRecords(session)).toBe(0);
-      expect((await store.pg.query(`SELECT count(*)::int AS n FROM "${store.schema}".sealed_uploads WHERE upload_id = $1`, [upload.uploadId])).rows[0].n).toBe(0);
+      expect((await store.pg.query(`SELECT count(*)::int AS n FROM "${store.schema}".sealed_uploads WHERE upload_id = $1`, [upload.uploadId])).rows[0].n).toBe(
+        0,
+      );
       expect(await store.service.client.request(SealedPurge, { session, incarnation: 1 })).toEqual({ done: true, deletedRecords: 0 });
       await expectAppError(store.client.resolve(committed.key), 'FAILED_PRECONDITION', 'STALE_INCARNATION');
       await expectAppError(
@@ -313,7 +325,11 @@ describeOnPostgres('sealed-result-store', (target) => {
         'FAILED_PRECONDITION',
         'STALE_INCARNATION',
       );
-      await expectAppError(store.service.client.request(SealedCreateChunk, { uploadId: upload.uploadId, index: 0, data: Buffer.alloc(10).toString('base64') }), 'NOT_FOUND', 'UPLOAD_NOT_FOUND');
+      await expectAppError(
+        store.service.client.request(SealedCreateChunk, { uploadId: upload.uploadId, index: 0, data: Buffer.alloc(10).toString('base64') }),
+        'NOT_FOUND',
+        'UPLOAD_NOT_FOUND',
+      );
       expect((await store.client.resolve(kept.key)).ref).toEqual(kept.ref);
       // The recreated session's next incarnation seals normally.
       const next = await sealCommitted(scopeOf(session, 2, uid('fc')));
@@ -323,7 +339,9 @@ describeOnPostgres('sealed-result-store', (target) => {
     it('detects a bit flipped in the stored bytes: DATA_LOSS with reason DIGEST_MISMATCH and no bytes', async () => {
       const scope = scopeOf(newSession(), 1, uid('fc'));
       const { key, ref } = await sealCommitted(scope, envelopeFor(scope.functionCallId, { secret: 'PAYLOAD-MARKER-7' }));
-      await store.pg.query(`UPDATE "${store.schema}".sealed_records SET body = set_byte(body, 10, get_byte(body, 10) # 1) WHERE record_id = $1`, [ref.recordId]);
+      await store.pg.query(`UPDATE "${store.schema}".sealed_records SET body = set_byte(body, 10, get_byte(body, 10) # 1) WHERE record_id = $1`, [
+        ref.recordId,
+      ]);
       const error = await expectAppError(store.client.resolve(key), 'DATA_LOSS', 'DIGEST_MISMATCH');
       expect(error.details).toEqual({ reason: 'DIGEST_MISMATCH' });
       expect(JSON.stringify(error.toEnvelope())).not.toContain('PAYLOAD-MARKER-7');
@@ -364,7 +382,10 @@ describeOnPostgres('sealed-result-store', (target) => {
       const scope = scopeOf(newSession(), 1, uid('fc'));
       const { key, ref } = await sealCommitted(scope, largeEnvelope(scope.functionCallId, 2 * 1024 * 1024));
       const offset = 3 * SEALED_CHUNK_BYTES + 17; // inside chunk 3
-      await store.pg.query(`UPDATE "${store.schema}".sealed_records SET body = set_byte(body, $2, get_byte(body, $2) # 16) WHERE record_id = $1`, [ref.recordId, offset]);
+      await store.pg.query(`UPDATE "${store.schema}".sealed_records SET body = set_byte(body, $2, get_byte(body, $2) # 16) WHERE record_id = $1`, [
+        ref.recordId,
+        offset,
+      ]);
       await expectAppError(store.client.resolve(key), 'DATA_LOSS', 'DIGEST_MISMATCH');
       await expectAppError(store.service.client.request(SealedReadChunk, { key, index: 3 }), 'DATA_LOSS', 'DIGEST_MISMATCH');
       expect((await store.service.client.request(SealedReadChunk, { key, index: 2 })).index).toBe(2); // intact chunks still verify
@@ -410,9 +431,16 @@ describeOnPostgres('sealed-result-store', (target) => {
     const raceModes: RaceMode[] = ['free', 'commit-first', 'gc-first'];
 
     const settle = <T>(p: Promise<T>): Promise<PromiseSettledResult<T>> =>
-      p.then((value): PromiseSettledResult<T> => ({ status: 'fulfilled', value }), (reason: unknown): PromiseSettledResult<T> => ({ status: 'rejected', reason }));
+      p.then(
+        (value): PromiseSettledResult<T> => ({ status: 'fulfilled', value }),
+        (reason: unknown): PromiseSettledResult<T> => ({ status: 'rejected', reason }),
+      );
 
-    async function raceRound<G, C>(mode: RaceMode, gc: () => Promise<G>, commit: () => Promise<C>): Promise<[PromiseSettledResult<G>, PromiseSettledResult<C>]> {
+    async function raceRound<G, C>(
+      mode: RaceMode,
+      gc: () => Promise<G>,
+      commit: () => Promise<C>,
+    ): Promise<[PromiseSettledResult<G>, PromiseSettledResult<C>]> {
       if (mode === 'free') return Promise.all([settle(gc()), settle(commit())]);
       const held = latch();
       const heldPoint = mode === 'commit-first' ? 'gc.before-delete' : 'commit.before-write';
@@ -444,7 +472,11 @@ describeOnPostgres('sealed-result-store', (target) => {
     }
 
     it('GC racing commit never deletes a committed record (200 rounds; each round exactly one of commit or GC wins, and both outcomes occur)', async () => {
-      const outcomes: Record<RaceMode, { commit: number; gc: number }> = { free: { commit: 0, gc: 0 }, 'commit-first': { commit: 0, gc: 0 }, 'gc-first': { commit: 0, gc: 0 } };
+      const outcomes: Record<RaceMode, { commit: number; gc: number }> = {
+        free: { commit: 0, gc: 0 },
+        'commit-first': { commit: 0, gc: 0 },
+        'gc-first': { commit: 0, gc: 0 },
+      };
       for (let round = 0; round < 200; round++) {
         const mode = raceModes[round % raceModes.length];
         const scope = scopeOf(newSession(), 1, uid('fc'));
@@ -466,7 +498,11 @@ describeOnPostgres('sealed-result-store', (target) => {
     }, 120_000);
 
     it('GC racing commit through the bus, 51 rounds: a committed record always survives, a collected one is never committed', async () => {
-      const outcomes: Record<RaceMode, { commit: number; gc: number }> = { free: { commit: 0, gc: 0 }, 'commit-first': { commit: 0, gc: 0 }, 'gc-first': { commit: 0, gc: 0 } };
+      const outcomes: Record<RaceMode, { commit: number; gc: number }> = {
+        free: { commit: 0, gc: 0 },
+        'commit-first': { commit: 0, gc: 0 },
+        'gc-first': { commit: 0, gc: 0 },
+      };
       for (let round = 0; round < 51; round++) {
         const mode = raceModes[round % raceModes.length];
         const scope = scopeOf(newSession(), 1, uid('fc'));
@@ -518,7 +554,8 @@ describeOnPostgres('sealed-result-store', (target) => {
       const begun = await store.service.client.request(SealedCreateBegin, { scope, operationInstanceId: uid('op'), totalBytes: bytes.length });
       expect(begun).toMatchObject({ chunkBytes: SEALED_CHUNK_BYTES, chunkCount: 2 });
       const chunk = (i: number) => bytes.subarray(i * SEALED_CHUNK_BYTES, (i + 1) * SEALED_CHUNK_BYTES);
-      const put = (index: number, data: Buffer) => store.service.client.request(SealedCreateChunk, { uploadId: begun.uploadId, index, data: data.toString('base64') });
+      const put = (index: number, data: Buffer) =>
+        store.service.client.request(SealedCreateChunk, { uploadId: begun.uploadId, index, data: data.toString('base64') });
       await put(0, chunk(0));
       await put(0, chunk(0)); // idempotent repeat
       const altered = Buffer.from(chunk(0));
@@ -537,10 +574,16 @@ describeOnPostgres('sealed-result-store', (target) => {
         'PAYLOAD_TOO_LARGE',
       );
       // An expired upload is collected by GC.
-      const expired = await store.service.client.request(SealedCreateBegin, { scope: scopeOf(newSession(), 1, 'fc'), operationInstanceId: uid('op'), totalBytes: 10 });
+      const expired = await store.service.client.request(SealedCreateBegin, {
+        scope: scopeOf(newSession(), 1, 'fc'),
+        operationInstanceId: uid('op'),
+        totalBytes: 10,
+      });
       await store.pg.query(`UPDATE "${store.schema}".sealed_uploads SET expires_at = now() - interval '1 second' WHERE upload_id = $1`, [expired.uploadId]);
       expect((await store.service.client.request(SealedGc, {})).deletedUploads).toBeGreaterThanOrEqual(1);
-      expect((await store.pg.query(`SELECT count(*)::int AS n FROM "${store.schema}".sealed_uploads WHERE upload_id = $1`, [expired.uploadId])).rows[0].n).toBe(0);
+      expect((await store.pg.query(`SELECT count(*)::int AS n FROM "${store.schema}".sealed_uploads WHERE upload_id = $1`, [expired.uploadId])).rows[0].n).toBe(
+        0,
+      );
     });
 
     it('a committed record still resolves after the service restarts on the same store', async () => {
@@ -566,7 +609,11 @@ describeOnPostgres('sealed-result-store', (target) => {
             'max-bytes',
           );
           expect(error.message).toContain('maxBytes');
-          await expectAppError(small.service.client.request(SealedCreateBegin, { scope, operationInstanceId: uid('op'), totalBytes: 65537 }), 'PAYLOAD_TOO_LARGE', 'max-bytes');
+          await expectAppError(
+            small.service.client.request(SealedCreateBegin, { scope, operationInstanceId: uid('op'), totalBytes: 65537 }),
+            'PAYLOAD_TOO_LARGE',
+            'max-bytes',
+          );
           expect(await small.countSessionRows(scope.session)).toBe(0);
           expect(await small.countRecords(scope.session)).toBe(0);
         });
@@ -581,7 +628,11 @@ describeOnPostgres('sealed-result-store', (target) => {
         const scope = scopeOf(newSession(), 1, uid('fc'));
         let deep: Record<string, unknown> = { leaf: true };
         for (let i = 0; i < 70; i++) deep = { d: deep };
-        await expectAppError(store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId, deep) }), 'INVALID_ARGUMENT', 'max-depth');
+        await expectAppError(
+          store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId, deep) }),
+          'INVALID_ARGUMENT',
+          'max-depth',
+        );
         expect(await store.countSessionRows(scope.session)).toBe(0);
         expect(await store.countRecords(scope.session)).toBe(0);
       });
@@ -595,7 +646,11 @@ describeOnPostgres('sealed-result-store', (target) => {
         );
         const text = JSON.stringify(envelopeFor(scope.functionCallId, { n: 1 })).replace('"n":1', '"n":123456789012345678901234567890');
         await expectAppError(store.client.createChunked({ scope, operationInstanceId: uid('op') }, Buffer.from(text)), 'INVALID_ARGUMENT', 'unsafe-integer');
-        await expectAppError(store.client.createChunked({ scope, operationInstanceId: uid('op') }, Buffer.from('{"result": nope')), 'INVALID_ARGUMENT', 'ENVELOPE_INVALID');
+        await expectAppError(
+          store.client.createChunked({ scope, operationInstanceId: uid('op') }, Buffer.from('{"result": nope')),
+          'INVALID_ARGUMENT',
+          'ENVELOPE_INVALID',
+        );
         expect(await store.countRecords(scope.session)).toBe(0);
       });
 

@@ -36,7 +36,9 @@ export const SEALED_NOT_FOUND_MESSAGE = 'no sealed record matches this key';
 
 const notFound = () => new AppHostError('NOT_FOUND', SEALED_NOT_FOUND_MESSAGE);
 const stale = (incarnation: number) =>
-  new AppHostError('FAILED_PRECONDITION', `incarnation ${incarnation} of this session is no longer live`, { details: SealedReasons.details('STALE_INCARNATION', { incarnation }) });
+  new AppHostError('FAILED_PRECONDITION', `incarnation ${incarnation} of this session is no longer live`, {
+    details: SealedReasons.details('STALE_INCARNATION', { incarnation }),
+  });
 const dataLoss = () =>
   new AppHostError('DATA_LOSS', 'the sealed record failed digest verification; nothing was released', { details: SealedReasons.details('DIGEST_MISMATCH') });
 const uploadNotFound = () => new AppHostError('NOT_FOUND', 'no live upload with this id', { details: SealedReasons.details('UPLOAD_NOT_FOUND') });
@@ -207,7 +209,9 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     if (!record) throw notFound();
     if (!record.part || !record.chunkDigest) {
       const chunkCount = chunkCountOf(record.sizeBytes, record.chunkBytes);
-      throw new AppHostError('INVALID_ARGUMENT', `chunk ${index} is outside this record (${chunkCount} chunks)`, { details: SealedReasons.details('CHUNK_OUT_OF_RANGE', { chunkCount }) });
+      throw new AppHostError('INVALID_ARGUMENT', `chunk ${index} is outside this record (${chunkCount} chunks)`, {
+        details: SealedReasons.details('CHUNK_OUT_OF_RANGE', { chunkCount }),
+      });
     }
     if (!sameDigest(chunkDigest(record.part), record.chunkDigest)) {
       this.context.logger.error({ recordId: key.recordId, chunk: index, reason: 'DIGEST_MISMATCH' }, 'sealed record chunk failed verification');
@@ -226,7 +230,10 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
 
   async purge(session: SessionKey, incarnation: number): Promise<{ done: true; deletedRecords: number }> {
     const deleted = await this.repository.purge(session, incarnation);
-    this.context.logger.info({ incarnation, deletedRecords: deleted.records, deletedUploads: deleted.uploads }, 'sealed records purged for a deleted incarnation');
+    this.context.logger.info(
+      { incarnation, deletedRecords: deleted.records, deletedUploads: deleted.uploads },
+      'sealed records purged for a deleted incarnation',
+    );
     return { done: true, deletedRecords: deleted.records };
   }
 
@@ -239,9 +246,16 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
    * The shared create path (inline and chunked): validate and canonicalize before any write, then the immutable
    * insert; on an existing operation instance compare scope and digest in a second statement.
    */
-  private async seal(scope: SealedCreateScope, operationInstanceId: string, envelope: SealedEnvelope, pendingTtlMs: number | undefined): Promise<SealedCreateResponse> {
+  private async seal(
+    scope: SealedCreateScope,
+    operationInstanceId: string,
+    envelope: SealedEnvelope,
+    pendingTtlMs: number | undefined,
+  ): Promise<SealedCreateResponse> {
     if (envelope.refresh.correlation.functionCallId !== scope.functionCallId) {
-      throw new AppHostError('INVALID_ARGUMENT', 'the refresh record belongs to another function call than the scope', { details: SealedReasons.details('CORRELATION_MISMATCH') });
+      throw new AppHostError('INVALID_ARGUMENT', 'the refresh record belongs to another function call than the scope', {
+        details: SealedReasons.details('CORRELATION_MISMATCH'),
+      });
     }
     const body = Buffer.from(canonicalize(envelope, { maxBytes: this.config.maxBytes, maxDepth: this.config.maxDepth }), 'utf8');
     const digest = sealedDigest(body);
@@ -268,7 +282,9 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
       if (minLive !== null && minLive > scope.incarnation) throw stale(scope.incarnation);
       if (!existing) continue;
       if (!sameScope(existing, scope) || existing.schemaVersion !== record.schemaVersion || !sameDigest(existing.digest, digest)) {
-        throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', { details: SealedReasons.details('OPERATION_INSTANCE_CONFLICT') });
+        throw new AppHostError('CONFLICT', 'this operation instance already sealed a different result', {
+          details: SealedReasons.details('OPERATION_INSTANCE_CONFLICT'),
+        });
       }
       return { ref: { recordId: existing.recordId, schemaVersion: existing.schemaVersion }, state: existing.state, created: false };
     }

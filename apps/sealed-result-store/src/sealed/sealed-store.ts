@@ -20,14 +20,21 @@ export class SealedStore implements StoreHandle {
   ) {}
 
   static async open(context: ServiceContext): Promise<SealedStore> {
-    const database = await openPostgresStore(context, { schema: SEALED_SCHEMA, migrations: [SealedRecords1767225600000, SealedRecordsLeanIndexes1767830400000] });
+    const database = await openPostgresStore(context, {
+      schema: SEALED_SCHEMA,
+      migrations: [SealedRecords1767225600000, SealedRecordsLeanIndexes1767830400000],
+    });
     try {
       const { rows } = await database.query<{ revision: string }>(`SELECT revision FROM "${database.schema}".sealed_store_revision`);
       const revision = rows[0]?.revision;
       if (revision !== SEALED_STORE_REVISION) {
-        throw new AppHostError('FAILED_PRECONDITION', `sealed store ${database.schema} is at revision ${String(revision)}; this build serves revision ${SEALED_STORE_REVISION}`, {
-          details: SealedReasons.details('STORE_MISMATCH', { schema: database.schema }),
-        });
+        throw new AppHostError(
+          'FAILED_PRECONDITION',
+          `sealed store ${database.schema} is at revision ${String(revision)}; this build serves revision ${SEALED_STORE_REVISION}`,
+          {
+            details: SealedReasons.details('STORE_MISMATCH', { schema: database.schema }),
+          },
+        );
       }
       return new SealedStore(database, revision);
     } catch (error) {

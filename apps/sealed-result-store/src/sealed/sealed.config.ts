@@ -31,18 +31,16 @@ export interface SealedConfig {
 }
 
 /** The schema a service definition parses: the variables above, shaped into `SealedConfig`. */
-export const sealedConfig = sealedConfigSchema.transform(
-  (c): SealedConfig => ({
-    maxBytes: c.SEALED_MAX_BYTES,
-    maxDepth: c.SEALED_MAX_DEPTH,
-    pendingTtlMs: c.SEALED_PENDING_TTL_MS,
-    uploadTtlMs: c.SEALED_UPLOAD_TTL_MS,
-    gcIntervalMs: c.SEALED_GC_INTERVAL_MS,
-    gcBatch: c.SEALED_GC_BATCH,
-    chunkBytes: SEALED_CHUNK_BYTES,
-    inlineMaxBytes: SEALED_INLINE_MAX_BYTES,
-  }),
-);
+export const sealedConfig = sealedConfigSchema.transform((c): SealedConfig => ({
+  maxBytes: c.SEALED_MAX_BYTES,
+  maxDepth: c.SEALED_MAX_DEPTH,
+  pendingTtlMs: c.SEALED_PENDING_TTL_MS,
+  uploadTtlMs: c.SEALED_UPLOAD_TTL_MS,
+  gcIntervalMs: c.SEALED_GC_INTERVAL_MS,
+  gcBatch: c.SEALED_GC_BATCH,
+  chunkBytes: SEALED_CHUNK_BYTES,
+  inlineMaxBytes: SEALED_INLINE_MAX_BYTES,
+}));
 
 /** Parses the store's settings alone (tests); a service gets them in `context.config`. */
 export function parseSealedConfig(env: Record<string, string | undefined>): SealedConfig {

@@ -9,9 +9,4 @@
  * - `gc.before-delete`: the collector is about to run its guarded delete.
  */
 export type SealedFaultPoint =
-  | 'create.after-store-write'
-  | 'commit.before-write'
-  | 'commit.after-write'
-  | 'resolve.before-release'
-  | 'chunk.after-write'
-  | 'gc.before-delete';
+  'create.after-store-write' | 'commit.before-write' | 'commit.after-write' | 'resolve.before-release' | 'chunk.after-write' | 'gc.before-delete';

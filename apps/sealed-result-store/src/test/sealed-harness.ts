@@ -40,22 +40,25 @@ export async function bootSealed(url: string, prefix: string, env: Record<string
     },
     countRecords: async (s) =>
       Number(
-        (await pg.query(`SELECT count(*) AS n FROM "${schema}".sealed_records WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`, [
-          s.tenant,
-          s.appName,
-          s.userId,
-          s.sessionId,
-        ])).rows[0].n,
+        (
+          await pg.query(`SELECT count(*) AS n FROM "${schema}".sealed_records WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`, [
+            s.tenant,
+            s.appName,
+            s.userId,
+            s.sessionId,
+          ])
+        ).rows[0].n,
       ),
     countSessionRows: async (s) =>
       Number(
-        (await pg.query(`SELECT count(*) AS n FROM "${schema}".session_incarnations WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`, [
-          s.tenant,
-          s.appName,
-          s.userId,
-          s.sessionId,
-        ])).rows[0].n,
+        (
+          await pg.query(
+            `SELECT count(*) AS n FROM "${schema}".session_incarnations WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4`,
+            [s.tenant, s.appName, s.userId, s.sessionId],
+          )
+        ).rows[0].n,
       ),
-    recordRow: async (recordId) => (await pg.query(`SELECT state, event_id, digest, body FROM "${schema}".sealed_records WHERE record_id = $1`, [recordId])).rows[0],
+    recordRow: async (recordId) =>
+      (await pg.query(`SELECT state, event_id, digest, body FROM "${schema}".sealed_records WHERE record_id = $1`, [recordId])).rows[0],
   };
 }

@@ -34,7 +34,10 @@ describe('BusClient reply handling', () => {
   });
 
   it('rethrows a well-formed error envelope unchanged', async () => {
-    const client = new BusClient({ transport: replyingWith({ ok: false, error: { code: 'NOT_FOUND', message: 'no such record', retryable: false } }), defaultTimeoutMs: 1000 });
+    const client = new BusClient({
+      transport: replyingWith({ ok: false, error: { code: 'NOT_FOUND', message: 'no such record', retryable: false } }),
+      defaultTimeoutMs: 1000,
+    });
     await expect(client.request(contract, { text: 'x' })).rejects.toMatchObject({ code: 'NOT_FOUND', message: 'no such record' });
   });
 

@@ -73,7 +73,13 @@ export class BusClient {
         details: { bytes: bytes.byteLength, limit: this.maxPayloadBytes },
       });
     }
-    const span = startSpan({ name: `bus ${subject}`, kind: 'client', service: this.options.service, parent: current?.span, attributes: { 'messaging.destination.name': subject } });
+    const span = startSpan({
+      name: `bus ${subject}`,
+      kind: 'client',
+      service: this.options.service,
+      parent: current?.span,
+      attributes: { 'messaging.destination.name': subject },
+    });
     const headers: Record<string, string> = { [HEADER_CORRELATION_ID]: correlationId, [HEADER_DEADLINE]: String(Date.now() + timeoutMs) };
     const traceparent = formatTraceparent(span);
     if (traceparent) headers[HEADER_TRACEPARENT] = traceparent;
@@ -94,7 +100,12 @@ export class BusClient {
   }
 
   private effectiveTimeout(opts: BusRequestOptions, deadline: number | undefined): number {
-    const timeoutMs = opts.timeoutMs === 'until-deadline' ? (deadline === undefined ? this.options.defaultTimeoutMs : Infinity) : (opts.timeoutMs ?? this.options.defaultTimeoutMs);
+    const timeoutMs =
+      opts.timeoutMs === 'until-deadline'
+        ? deadline === undefined
+          ? this.options.defaultTimeoutMs
+          : Infinity
+        : (opts.timeoutMs ?? this.options.defaultTimeoutMs);
     if (!(timeoutMs > 0)) throw new AppHostError('INVALID_ARGUMENT', 'timeoutMs must be a positive number');
     if (deadline === undefined) {
       if (!Number.isFinite(timeoutMs)) throw new AppHostError('INVALID_ARGUMENT', 'timeoutMs must be a finite number');

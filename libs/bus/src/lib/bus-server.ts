@@ -101,7 +101,8 @@ export class BusServer {
       const expired = new Promise<'expired'>((resolve) => (timer = setTimeout(() => resolve('expired'), graceMs)));
       const outcome = await Promise.race([Promise.allSettled([...this.inflight]).then(() => 'done' as const), expired]);
       clearTimeout(timer);
-      if (outcome === 'expired') this.options.logger.warn({ inflight: this.inflight.size, graceMs }, 'bus shutdown grace period expired with handlers in flight');
+      if (outcome === 'expired')
+        this.options.logger.warn({ inflight: this.inflight.size, graceMs }, 'bus shutdown grace period expired with handlers in flight');
     }
     this.state = 'stopped';
   }
@@ -167,9 +168,7 @@ export class BusServer {
     } catch (error) {
       if (error instanceof AppHostError) return errorReply(error.toEnvelope());
       this.options.logger.error({ err: error, subject: reg.subject, correlationId: context.correlationId }, 'unexpected error in bus handler');
-      return errorReply(
-        new AppHostError('INTERNAL', 'internal error', { details: { correlationId: context.correlationId } }).toEnvelope(),
-      );
+      return errorReply(new AppHostError('INTERNAL', 'internal error', { details: { correlationId: context.correlationId } }).toEnvelope());
     }
   }
 }

@@ -200,7 +200,10 @@ describe.each<[string, () => TransportFixture]>([
     await serve((req) => ({ text: req.text }));
     const { bus, transport } = await client();
     const served = { correlationId: 'p-1', deadline: Date.now() - 1 };
-    await expectBusError(RequestContexts.run(served, () => bus.request(contract, { text: 'x' })), 'DEADLINE_EXCEEDED');
+    await expectBusError(
+      RequestContexts.run(served, () => bus.request(contract, { text: 'x' })),
+      'DEADLINE_EXCEEDED',
+    );
     expect(transport.published).toBe(0);
   });
 
@@ -236,10 +239,14 @@ describe.each<[string, () => TransportFixture]>([
     for (const id of ['alpha', 'beta']) {
       const transport = await fixture.open(id);
       const server = new BusServer({ transport, instanceId: id, queueGroup: 'test-svc', logger: silentLogger });
-      server.register(contract, () => {
-        hits.push(id);
-        return { text: id };
-      }, { routing: 'instance', instanceSegment: 'conn' });
+      server.register(
+        contract,
+        () => {
+          hits.push(id);
+          return { text: id };
+        },
+        { routing: 'instance', instanceSegment: 'conn' },
+      );
       server.start();
       servers.push(server);
       expect(server.subjects).toEqual([`apphost.gateway.conn.${id}.${contract.operation}.v1`]);

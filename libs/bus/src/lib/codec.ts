@@ -14,10 +14,7 @@ export function decodeJson(bytes: Uint8Array): unknown {
 }
 
 /** The reply on the wire: a result or exactly one error envelope. */
-export const replySchema = z.union([
-  z.object({ ok: z.literal(true), data: z.unknown() }),
-  z.object({ ok: z.literal(false), error: errorEnvelopeSchema }),
-]);
+export const replySchema = z.union([z.object({ ok: z.literal(true), data: z.unknown() }), z.object({ ok: z.literal(false), error: errorEnvelopeSchema })]);
 export type Reply = z.infer<typeof replySchema>;
 
 export function okReply(data: unknown): Reply {

@@ -8,9 +8,7 @@ import { expectCanonicalError } from './test-helpers';
 const safeNumber = fc.oneof(
   fc.integer(),
   fc.constantFrom(Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER, 5e-324, 1e-7, 0.1, -0),
-  fc
-    .double({ noNaN: true, noDefaultInfinity: true, min: -(2 ** 53), max: 2 ** 53 })
-    .filter((n) => !Number.isInteger(n) || Number.isSafeInteger(n)),
+  fc.double({ noNaN: true, noDefaultInfinity: true, min: -(2 ** 53), max: 2 ** 53 }).filter((n) => !Number.isInteger(n) || Number.isSafeInteger(n)),
 );
 const tricky = fc.constantFrom('\u0000', '\u001f', '"', '\\', '/', '\u007f', '\u2028', 'é', '€', '😀', '\ufb33');
 const text = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.string({ unit: tricky }));

@@ -54,13 +54,10 @@ describe('canonicalize: accepted values', () => {
     expect(canonicalize(value)).toBe('{"a":1}');
   });
 
-  it.each([[{ b: [1, 'two', { c: 3.5 }], a: null }], [[{ y: 1e-7, x: -1.5 }, '\u2028']], ['plain']])(
-    'is idempotent for %j',
-    (value) => {
-      const once = canonicalize(value);
-      expect(canonicalize(JSON.parse(once))).toBe(once);
-    },
-  );
+  it.each([[{ b: [1, 'two', { c: 3.5 }], a: null }], [[{ y: 1e-7, x: -1.5 }, '\u2028']], ['plain']])('is idempotent for %j', (value) => {
+    const once = canonicalize(value);
+    expect(canonicalize(JSON.parse(once))).toBe(once);
+  });
 });
 
 describe('canonicalize: rejected values', () => {
@@ -226,10 +223,7 @@ describe('canonicalize: limits', () => {
     expect(reached).toBe(false);
   });
 
-  it.each([[{ maxBytes: -1 }], [{ maxDepth: 1.5 }], [{ maxDepth: NaN }], [{ maxBytes: Infinity }]])(
-    'throws RangeError for the invalid limits %p',
-    (limits) => {
-      expect(() => canonicalize(1, limits)).toThrow(RangeError);
-    },
-  );
+  it.each([[{ maxBytes: -1 }], [{ maxDepth: 1.5 }], [{ maxDepth: NaN }], [{ maxBytes: Infinity }]])('throws RangeError for the invalid limits %p', (limits) => {
+    expect(() => canonicalize(1, limits)).toThrow(RangeError);
+  });
 });

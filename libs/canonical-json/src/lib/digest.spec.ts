@@ -25,21 +25,16 @@ describe('canonicalDigest', () => {
   });
 
   it('does not depend on key order', () => {
-    expect(canonicalDigest('binding-revision', { a: 1, b: { d: 2, c: 3 } })).toBe(
-      canonicalDigest('binding-revision', { b: { c: 3, d: 2 }, a: 1 }),
-    );
+    expect(canonicalDigest('binding-revision', { a: 1, b: { d: 2, c: 3 } })).toBe(canonicalDigest('binding-revision', { b: { c: 3, d: 2 }, a: 1 }));
   });
 
   it('distinguishes values that differ only in type', () => {
     expect(canonicalDigest('sealed-result', '1')).not.toBe(canonicalDigest('sealed-result', 1));
   });
 
-  it.each([['unknown'], [''], ['Sealed-Result'], ['sealed-result\n'], ['apphost.digest.v1']])(
-    'rejects the unknown purpose %p',
-    (purpose) => {
-      expectCanonicalError(() => canonicalDigest(purpose, value), { reason: 'unknown-purpose', path: '', code: 'INVALID_ARGUMENT' });
-    },
-  );
+  it.each([['unknown'], [''], ['Sealed-Result'], ['sealed-result\n'], ['apphost.digest.v1']])('rejects the unknown purpose %p', (purpose) => {
+    expectCanonicalError(() => canonicalDigest(purpose, value), { reason: 'unknown-purpose', path: '', code: 'INVALID_ARGUMENT' });
+  });
 
   it('propagates canonicalization errors and limits', () => {
     expectCanonicalError(() => canonicalDigest('sealed-result', { a: [NaN] }), { reason: 'non-finite-number', path: '/a/0' });

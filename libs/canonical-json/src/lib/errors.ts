@@ -42,11 +42,9 @@ export class CanonicalJsonError extends AppHostError {
 
   constructor(reason: CanonicalJsonErrorReason, path: string, detail?: string) {
     const where = path === '' ? '(root)' : path;
-    super(
-      reason === 'max-bytes' ? 'PAYLOAD_TOO_LARGE' : 'INVALID_ARGUMENT',
-      `Cannot canonicalize JSON at ${where}: ${detail ?? DESCRIPTIONS[reason]}`,
-      { details: { reason, path } },
-    );
+    super(reason === 'max-bytes' ? 'PAYLOAD_TOO_LARGE' : 'INVALID_ARGUMENT', `Cannot canonicalize JSON at ${where}: ${detail ?? DESCRIPTIONS[reason]}`, {
+      details: { reason, path },
+    });
     this.name = 'CanonicalJsonError';
   }
 }

@@ -79,10 +79,7 @@ describe('RFC 8785 golden vectors', () => {
     expectCanonicalError(() => canonicalize([doubleFromBits(bits)]), { reason: 'unsafe-integer', path: '/0' });
   });
 
-  it.each([['7fffffffffffffff'], ['7ff0000000000000'], ['fff0000000000000']])(
-    'number with bits %s (NaN / ±Infinity) is rejected as non-finite',
-    (bits) => {
-      expectCanonicalError(() => canonicalize({ n: doubleFromBits(bits) }), { reason: 'non-finite-number', path: '/n' });
-    },
-  );
+  it.each([['7fffffffffffffff'], ['7ff0000000000000'], ['fff0000000000000']])('number with bits %s (NaN / ±Infinity) is rejected as non-finite', (bits) => {
+    expectCanonicalError(() => canonicalize({ n: doubleFromBits(bits) }), { reason: 'non-finite-number', path: '/n' });
+  });
 });

@@ -2,10 +2,7 @@ import { AppHostError, type ErrorCode } from '@apphost/contracts';
 import { CanonicalJsonError, type CanonicalJsonErrorReason } from './errors';
 
 /** Runs `fn`, asserting it throws a CanonicalJsonError with exactly this code, reason and path. */
-export function expectCanonicalError(
-  fn: () => unknown,
-  expected: { reason: CanonicalJsonErrorReason; path: string; code?: ErrorCode },
-): void {
+export function expectCanonicalError(fn: () => unknown, expected: { reason: CanonicalJsonErrorReason; path: string; code?: ErrorCode }): void {
   let caught: unknown;
   try {
     fn();

@@ -5,7 +5,13 @@ import { describeContract } from './describe';
 import { principalSchema, sessionKeySchema, SERVICE_NAMES } from './values';
 
 describe('contracts', () => {
-  const contract = defineContract({ service: 'lifecycle-store', operation: 'create-session', version: 2, request: z.object({ a: z.string() }), response: z.object({}) });
+  const contract = defineContract({
+    service: 'lifecycle-store',
+    operation: 'create-session',
+    version: 2,
+    request: z.object({ a: z.string() }),
+    response: z.object({}),
+  });
 
   it('names subjects apphost.<service>.<operation>.v<N>', () => {
     expect(contract.subject).toBe('apphost.lifecycle-store.create-session.v2');
@@ -43,7 +49,10 @@ describe('contracts', () => {
   });
 
   it('reports the offending paths of an invalid payload', () => {
-    const parsed = z.object({ a: z.object({ b: z.number() }), c: z.string() }).strict().safeParse({ a: { b: 'x' }, d: 1 });
+    const parsed = z
+      .object({ a: z.object({ b: z.number() }), c: z.string() })
+      .strict()
+      .safeParse({ a: { b: 'x' }, d: 1 });
     expect(parsed.success).toBe(false);
     const error = invalidArgument('request', parsed.error!);
     const paths = (error.details?.issues as { path: string }[]).map((i) => i.path);

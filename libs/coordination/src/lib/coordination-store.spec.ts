@@ -43,7 +43,11 @@ function memoryBackend(): Backend {
   };
 }
 
-const code = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: AppHostError) => error.code);
+const code = (promise: Promise<unknown>) =>
+  promise.then(
+    () => 'resolved',
+    (error: AppHostError) => error.code,
+  );
 
 describe.each([
   { kind: 'redis', backend: redisBackend },

@@ -75,7 +75,10 @@ describe('RedisCoordinationStore faults', () => {
   it('starts while Redis is down, then recovers once it is up, logging only redacted messages', async () => {
     const port = await freePort();
     const logs: string[] = [];
-    const logger = { info: (obj: object, msg: string) => logs.push(msg + JSON.stringify(obj)), warn: (obj: object, msg: string) => logs.push(msg + JSON.stringify(obj)) };
+    const logger = {
+      info: (obj: object, msg: string) => logs.push(msg + JSON.stringify(obj)),
+      warn: (obj: object, msg: string) => logs.push(msg + JSON.stringify(obj)),
+    };
     const store = await RedisCoordinationStore.connect({ url: `redis://:hunter2@127.0.0.1:${port}`, keyPrefix: uniquePrefix(), name: 'n', logger });
     stores.push(store);
     expect(await store.ping()).toBe(false);

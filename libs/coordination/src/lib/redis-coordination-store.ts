@@ -113,7 +113,11 @@ export class RedisCoordinationStore implements CoordinationStore {
   async incrementFence(key: string): Promise<number> {
     const k = this.key(key);
     // The one reply error that is the caller's mistake, not an outage; the memory store raises the same.
-    return this.run('incrementFence', () => this.client.incr(k), (message) => (/not an integer|out of range/.test(message) ? notAnInteger(key) : undefined));
+    return this.run(
+      'incrementFence',
+      () => this.client.incr(k),
+      (message) => (/not an integer|out of range/.test(message) ? notAnInteger(key) : undefined),
+    );
   }
 
   async keysWithPrefix(prefix: string): Promise<string[]> {

@@ -15,7 +15,11 @@ export interface AdvertisedCapabilities {
  * The capabilities a client advertises. The MCP Apps extension is advertised only by an `app-safe` connection
  * of a binding that is ready for it (`advertiseUi`); a `full` connection never carries it.
  */
-export function buildClientCapabilities(connectionClass: ConnectionClass, advertiseUi: boolean, mimeTypes: readonly string[] = [APP_MIME_TYPE]): AdvertisedCapabilities {
+export function buildClientCapabilities(
+  connectionClass: ConnectionClass,
+  advertiseUi: boolean,
+  mimeTypes: readonly string[] = [APP_MIME_TYPE],
+): AdvertisedCapabilities {
   if (connectionClass === 'full') return { elicitation: { form: {} } };
   if (!advertiseUi) return {};
   if (mimeTypes.length === 0 || !mimeTypes.includes(APP_MIME_TYPE)) throw new Error(`the MCP Apps advertisement must include ${APP_MIME_TYPE}`);

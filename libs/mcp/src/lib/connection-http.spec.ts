@@ -9,7 +9,10 @@ let nonce: { url: string; stop(): Promise<void> };
 const opened: McpConnection[] = [];
 
 beforeAll(async () => {
-  [gated, nonce] = await Promise.all([startFixtureOverHttp('capability-gated', { FIXTURE_HTTP_REQUIRE_HEADER: `authorization=Bearer ${SECRET}` }), startFixtureOverHttp('stateful-nonce')]);
+  [gated, nonce] = await Promise.all([
+    startFixtureOverHttp('capability-gated', { FIXTURE_HTTP_REQUIRE_HEADER: `authorization=Bearer ${SECRET}` }),
+    startFixtureOverHttp('stateful-nonce'),
+  ]);
 }, 60_000);
 
 afterAll(async () => {
@@ -18,7 +21,13 @@ afterAll(async () => {
 });
 
 async function open(options: Partial<OpenConnectionOptions> & Pick<OpenConnectionOptions, 'target'>): Promise<McpConnection> {
-  const connection = await McpConnection.open({ connectionClass: 'app-safe', advertiseUi: false, connectTimeoutMs: 10_000, requestTimeoutMs: 10_000, ...options });
+  const connection = await McpConnection.open({
+    connectionClass: 'app-safe',
+    advertiseUi: false,
+    connectTimeoutMs: 10_000,
+    requestTimeoutMs: 10_000,
+    ...options,
+  });
   opened.push(connection);
   return connection;
 }
@@ -32,13 +41,20 @@ describe('McpConnection over Streamable HTTP', () => {
       open({ target: { kind: 'http', url: gated.url, headers }, connectionClass: 'full', advertiseUi: true }),
     ]);
     expect(advertising.pid).toBeNull();
-    expect((await advertising.listTools()).items.find((t) => t.name === 'show-widget')?._meta).toEqual({ ui: { resourceUri: 'ui://capability-gated/widget.html' } });
+    expect((await advertising.listTools()).items.find((t) => t.name === 'show-widget')?._meta).toEqual({
+      ui: { resourceUri: 'ui://capability-gated/widget.html' },
+    });
     expect((await full.listTools()).items.find((t) => t.name === 'show-widget')?._meta).toBeUndefined();
     expect(structured(await full.callTool({ name: 'observed-capabilities' }))).toMatchObject({ ui: false });
   }, 60_000);
 
   it('without the header the connection is refused with a typed error that never carries header values', async () => {
-    const error = await McpConnection.open({ target: { kind: 'http', url: gated.url, headers: { authorization: 'Bearer wrong-value' } }, connectionClass: 'app-safe', advertiseUi: false, connectTimeoutMs: 10_000 }).then(
+    const error = await McpConnection.open({
+      target: { kind: 'http', url: gated.url, headers: { authorization: 'Bearer wrong-value' } },
+      connectionClass: 'app-safe',
+      advertiseUi: false,
+      connectTimeoutMs: 10_000,
+    }).then(
       () => undefined,
       (e: unknown) => e,
     );
@@ -51,7 +67,10 @@ describe('McpConnection over Streamable HTTP', () => {
     const [a, b] = await Promise.all([open({ target: { kind: 'http', url: nonce.url } }), open({ target: { kind: 'http', url: nonce.url } })]);
     const minted = structured(await a.callTool({ name: 'start-session' })) as { nonce: string };
     expect(structured(await a.callTool({ name: 'follow-up', arguments: { nonce: minted.nonce } }))).toMatchObject({ ok: true });
-    expect((await b.callTool({ name: 'follow-up', arguments: { nonce: minted.nonce } })) as unknown).toMatchObject({ kind: 'complete', result: { isError: true } });
+    expect((await b.callTool({ name: 'follow-up', arguments: { nonce: minted.nonce } })) as unknown).toMatchObject({
+      kind: 'complete',
+      result: { isError: true },
+    });
     await a.close();
     await a.close();
     expect(a.closed).toBe(true);

@@ -3,7 +3,13 @@ import { fixtureTarget, typedRejection } from './test-targets';
 
 const opened: McpConnection[] = [];
 async function open(options: Partial<OpenConnectionOptions> & Pick<OpenConnectionOptions, 'target'>): Promise<McpConnection> {
-  const connection = await McpConnection.open({ connectionClass: 'app-safe', advertiseUi: false, connectTimeoutMs: 20_000, requestTimeoutMs: 10_000, ...options });
+  const connection = await McpConnection.open({
+    connectionClass: 'app-safe',
+    advertiseUi: false,
+    connectTimeoutMs: 20_000,
+    requestTimeoutMs: 10_000,
+    ...options,
+  });
   opened.push(connection);
   return connection;
 }
@@ -84,7 +90,10 @@ describe('McpConnection: calls on a connection-stateful server', () => {
   let b: McpConnection;
 
   beforeAll(async () => {
-    [a, b] = await Promise.all([open({ target: fixtureTarget('stateful-nonce'), advertiseUi: true }), open({ target: fixtureTarget('stateful-nonce'), advertiseUi: true })]);
+    [a, b] = await Promise.all([
+      open({ target: fixtureTarget('stateful-nonce'), advertiseUi: true }),
+      open({ target: fixtureTarget('stateful-nonce'), advertiseUi: true }),
+    ]);
   }, 60_000);
 
   it('the nonce minted on one connection is valid there and unknown on another', async () => {
@@ -101,7 +110,10 @@ describe('McpConnection: calls on a connection-stateful server', () => {
     // Progress is advisory: the SDK may drop the last notification when it races the terminal response
     // (observed under load); what arrived is in order and never after the result.
     expect(progress.slice(0, 2)).toEqual([1, 2]);
-    expect([[1, 2], [1, 2, 3]]).toContainEqual(progress);
+    expect([
+      [1, 2],
+      [1, 2, 3],
+    ]).toContainEqual(progress);
     const seen = progress.length;
     await new Promise((r) => setTimeout(r, 50));
     expect(progress).toHaveLength(seen);
@@ -137,11 +149,18 @@ describe('McpConnection: input requests (2026-07-28)', () => {
   }, 60_000);
 
   it('a full connection returns each round to the caller, checks the exact requestState echo, and caps rounds', async () => {
-    const c = await open({ target: fixtureTarget('stateful-nonce'), protocol: '2026-07-28', connectionClass: 'full', mrtr: { maxRounds: 2, maxTotalMs: 30_000 } });
+    const c = await open({
+      target: fixtureTarget('stateful-nonce'),
+      protocol: '2026-07-28',
+      connectionClass: 'full',
+      mrtr: { maxRounds: 2, maxTotalMs: 30_000 },
+    });
     const first = await c.callTool({ name: 'confirm', arguments: { action: 'deploy' } });
     expect(first).toMatchObject({ kind: 'input_required', round: 1, requestState: 'state-for-deploy' });
     if (first.kind !== 'input_required') throw new Error('expected an input round');
-    const mismatch = await typedRejection(c.callTool({ name: 'confirm', arguments: { action: 'deploy' }, continuation: { flowId: first.flowId, inputResponses: {}, requestState: 'forged' } }));
+    const mismatch = await typedRejection(
+      c.callTool({ name: 'confirm', arguments: { action: 'deploy' }, continuation: { flowId: first.flowId, inputResponses: {}, requestState: 'forged' } }),
+    );
     expect(mismatch.details?.['reason']).toBe('REQUEST_STATE_MISMATCH');
     const done = await c.callTool({
       name: 'confirm',
@@ -152,10 +171,20 @@ describe('McpConnection: input requests (2026-07-28)', () => {
 
     const again = await c.callTool({ name: 'confirm', arguments: { action: 'x' } });
     if (again.kind !== 'input_required') throw new Error('expected an input round');
-    const round2 = await c.callTool({ name: 'confirm', arguments: { action: 'x' }, continuation: { flowId: again.flowId, inputResponses: {}, requestState: again.requestState } });
+    const round2 = await c.callTool({
+      name: 'confirm',
+      arguments: { action: 'x' },
+      continuation: { flowId: again.flowId, inputResponses: {}, requestState: again.requestState },
+    });
     expect(round2).toMatchObject({ kind: 'input_required', round: 2 });
     if (round2.kind !== 'input_required') throw new Error('expected an input round');
-    const capped = await typedRejection(c.callTool({ name: 'confirm', arguments: { action: 'x' }, continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState } }));
+    const capped = await typedRejection(
+      c.callTool({
+        name: 'confirm',
+        arguments: { action: 'x' },
+        continuation: { flowId: round2.flowId, inputResponses: {}, requestState: round2.requestState },
+      }),
+    );
     expect(capped.details?.['reason']).toBe('INPUT_REQUIRED_ROUNDS_EXCEEDED');
   }, 60_000);
 });

@@ -92,9 +92,13 @@ export class McpConnection {
     } catch (error) {
       await transport.close().catch(() => undefined);
       const typed = toAppHostError(error, 'connect');
-      throw new AppHostError(typed.code === 'DEADLINE_EXCEEDED' ? 'DEADLINE_EXCEEDED' : 'UNAVAILABLE', `could not connect to the MCP server: ${typed.message}`, {
-        details: ConnectionReasons.details(MCP_REASONS.connectFailed),
-      });
+      throw new AppHostError(
+        typed.code === 'DEADLINE_EXCEEDED' ? 'DEADLINE_EXCEEDED' : 'UNAVAILABLE',
+        `could not connect to the MCP server: ${typed.message}`,
+        {
+          details: ConnectionReasons.details(MCP_REASONS.connectFailed),
+        },
+      );
     }
     return connection;
   }
@@ -122,7 +126,10 @@ export class McpConnection {
     try {
       return await walkPages<McpTool>(async (cursor, remainingMs) => {
         // One wire request per page (the SDK's aggregate path would walk pages outside these bounds).
-        const result = await this.client.request({ method: 'tools/list', params: cursor === undefined ? {} : { cursor } }, { timeout: remainingMs, maxTotalTimeout: remainingMs });
+        const result = await this.client.request(
+          { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+          { timeout: remainingMs, maxTotalTimeout: remainingMs },
+        );
         const bytes = Buffer.byteLength(JSON.stringify(result), 'utf8');
         return { page: { items: result.tools as McpTool[], nextCursor: result.nextCursor ?? undefined }, bytes };
       }, bounds);
@@ -135,7 +142,9 @@ export class McpConnection {
     this.assertOpen('tools/call');
     const continuation = input.continuation;
     if (continuation && this.connectionClass === 'app-safe') {
-      throw new AppHostError('FAILED_PRECONDITION', 'an app-safe connection never answers input requests', { details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied) });
+      throw new AppHostError('FAILED_PRECONDITION', 'an app-safe connection never answers input requests', {
+        details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied),
+      });
     }
     if (continuation) this.flows.continue(continuation.flowId, input.name, continuation.requestState);
     const params: Record<string, unknown> = { name: input.name, arguments: input.arguments ?? {} };
@@ -179,9 +188,16 @@ export class McpConnection {
     }
     if (isInputRequiredResult(result as never) || result['resultType'] === 'input_required') {
       if (this.connectionClass === 'app-safe') {
-        throw new AppHostError('FAILED_PRECONDITION', 'the server asked for input on an app-safe connection', { details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied) });
+        throw new AppHostError('FAILED_PRECONDITION', 'the server asked for input on an app-safe connection', {
+          details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied),
+        });
       }
-      return this.flows.open(input.name, continuation?.flowId, (result['inputRequests'] as Record<string, unknown>) ?? {}, result['requestState'] as string | undefined);
+      return this.flows.open(
+        input.name,
+        continuation?.flowId,
+        (result['inputRequests'] as Record<string, unknown>) ?? {},
+        result['requestState'] as string | undefined,
+      );
     }
     this.flows.finish(continuation?.flowId);
     return { kind: 'complete', result };
@@ -225,7 +241,9 @@ export class McpConnection {
 
   private assertOpen(operation: string): void {
     if (this.closedReason !== undefined) {
-      throw new AppHostError('FAILED_PRECONDITION', `the MCP connection is closed (${operation})`, { details: ConnectionReasons.details(MCP_REASONS.connectionClosed) });
+      throw new AppHostError('FAILED_PRECONDITION', `the MCP connection is closed (${operation})`, {
+        details: ConnectionReasons.details(MCP_REASONS.connectionClosed),
+      });
     }
   }
 }
@@ -233,7 +251,13 @@ export class McpConnection {
 function createTransport(target: McpTarget): StdioClientTransport | StreamableHTTPClientTransport {
   if (target.kind === 'stdio') {
     // The SDK's safe inherited set (PATH, HOME, …) plus the spec's own variables: never the registry's whole environment.
-    return new StdioClientTransport({ command: target.command, args: target.args, env: { ...getDefaultEnvironment(), ...(target.env ?? {}) }, cwd: target.cwd, stderr: 'ignore' });
+    return new StdioClientTransport({
+      command: target.command,
+      args: target.args,
+      env: { ...getDefaultEnvironment(), ...(target.env ?? {}) },
+      cwd: target.cwd,
+      stderr: 'ignore',
+    });
   }
   return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers ?? {}, redirect: 'error' } });
 }

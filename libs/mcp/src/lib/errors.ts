@@ -26,32 +26,51 @@ export function toAppHostError(error: unknown, operation: McpOperation): AppHost
     switch (error.code) {
       case SdkErrorCode.RequestTimeout:
         return operation === 'tools/call'
-          ? new AppHostError('OUTCOME_UNKNOWN', `${operation} timed out; the server may have acted`, { details: ConnectionReasons.details('MCP_TIMEOUT', { operation }) })
+          ? new AppHostError('OUTCOME_UNKNOWN', `${operation} timed out; the server may have acted`, {
+              details: ConnectionReasons.details('MCP_TIMEOUT', { operation }),
+            })
           : new AppHostError('DEADLINE_EXCEEDED', `${operation} timed out`, { details: ConnectionReasons.details('MCP_TIMEOUT', { operation }) });
       case SdkErrorCode.ConnectionClosed:
       case SdkErrorCode.NotConnected:
       case SdkErrorCode.SendFailed:
-        return new AppHostError('FAILED_PRECONDITION', `the MCP connection is closed (${operation})`, { details: ConnectionReasons.details(MCP_REASONS.connectionClosed, { operation }) });
+        return new AppHostError('FAILED_PRECONDITION', `the MCP connection is closed (${operation})`, {
+          details: ConnectionReasons.details(MCP_REASONS.connectionClosed, { operation }),
+        });
       case SdkErrorCode.UnsupportedResultType:
-        return new AppHostError('FAILED_PRECONDITION', `${operation} answered with an input request this connection does not accept`, { details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied, { operation }) });
+        return new AppHostError('FAILED_PRECONDITION', `${operation} answered with an input request this connection does not accept`, {
+          details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied, { operation }),
+        });
       case SdkErrorCode.InputRequiredRoundsExceeded:
-        return new AppHostError('FAILED_PRECONDITION', `${operation} exceeded its input-request rounds`, { details: ConnectionReasons.details(MCP_REASONS.inputRequiredRounds, { operation }) });
+        return new AppHostError('FAILED_PRECONDITION', `${operation} exceeded its input-request rounds`, {
+          details: ConnectionReasons.details(MCP_REASONS.inputRequiredRounds, { operation }),
+        });
       case SdkErrorCode.InvalidResult:
-        return new AppHostError('FAILED_PRECONDITION', `${operation} returned an invalid result`, { details: ConnectionReasons.details(MCP_REASONS.invalidResult, { operation }) });
+        return new AppHostError('FAILED_PRECONDITION', `${operation} returned an invalid result`, {
+          details: ConnectionReasons.details(MCP_REASONS.invalidResult, { operation }),
+        });
       default:
-        return new AppHostError('FAILED_PRECONDITION', `${operation} failed in the MCP client (${error.code})`, { details: ConnectionReasons.details(MCP_REASONS.protocolError, { operation, sdkCode: error.code }) });
+        return new AppHostError('FAILED_PRECONDITION', `${operation} failed in the MCP client (${error.code})`, {
+          details: ConnectionReasons.details(MCP_REASONS.protocolError, { operation, sdkCode: error.code }),
+        });
     }
   }
   if (error instanceof ProtocolError) {
     // -32021: the server refused to ask for input the client did not declare (app-safe never declares any).
     if (error.code === -32021) {
-      return new AppHostError('FAILED_PRECONDITION', `${operation} requires client input this connection never provides`, { details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied, { operation, mcpCode: error.code }) });
+      return new AppHostError('FAILED_PRECONDITION', `${operation} requires client input this connection never provides`, {
+        details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied, { operation, mcpCode: error.code }),
+      });
     }
     const code = error.code === -32602 ? 'INVALID_ARGUMENT' : error.code === -32601 ? 'NOT_FOUND' : 'FAILED_PRECONDITION';
-    return new AppHostError(code, `the MCP server rejected ${operation} (${error.code})`, { details: ConnectionReasons.details(MCP_REASONS.protocolError, { operation, mcpCode: error.code }) });
+    return new AppHostError(code, `the MCP server rejected ${operation} (${error.code})`, {
+      details: ConnectionReasons.details(MCP_REASONS.protocolError, { operation, mcpCode: error.code }),
+    });
   }
-  if (isAbort(error)) return new AppHostError('FAILED_PRECONDITION', `${operation} was cancelled`, { details: ConnectionReasons.details(MCP_REASONS.cancelled, { operation }) });
-  return new AppHostError('UNAVAILABLE', `${operation} failed: ${error instanceof Error ? error.name : 'unknown error'}`, { details: ConnectionReasons.details(MCP_REASONS.connectFailed, { operation }) });
+  if (isAbort(error))
+    return new AppHostError('FAILED_PRECONDITION', `${operation} was cancelled`, { details: ConnectionReasons.details(MCP_REASONS.cancelled, { operation }) });
+  return new AppHostError('UNAVAILABLE', `${operation} failed: ${error instanceof Error ? error.name : 'unknown error'}`, {
+    details: ConnectionReasons.details(MCP_REASONS.connectFailed, { operation }),
+  });
 }
 
 function isAbort(error: unknown): boolean {

@@ -25,9 +25,13 @@ export async function requestOnGeneration<C extends BusContract>(
     return await bus.request(contract, body, { instance: { id: address.ownerInstanceId, segment: 'conn' }, timeoutMs: options.timeoutMs });
   } catch (error) {
     if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message)) {
-      throw new AppHostError('FAILED_PRECONDITION', `connection generation ${address.generationId} is gone: its owner ${address.ownerInstanceId} is not running`, {
-        details: ConnectionReasons.details(CONNECTION_GENERATION_GONE, { generationId: address.generationId, why: 'OWNER_GONE' }),
-      });
+      throw new AppHostError(
+        'FAILED_PRECONDITION',
+        `connection generation ${address.generationId} is gone: its owner ${address.ownerInstanceId} is not running`,
+        {
+          details: ConnectionReasons.details(CONNECTION_GENERATION_GONE, { generationId: address.generationId, why: 'OWNER_GONE' }),
+        },
+      );
     }
     throw error;
   }

@@ -43,7 +43,9 @@ export class MrtrFlows {
     flow.requestState = requestState;
     if (flow.round > this.limits.maxRounds) {
       if (flowId) this.flows.delete(flowId);
-      throw new AppHostError('FAILED_PRECONDITION', `input requests exceeded ${this.limits.maxRounds} rounds`, { details: ConnectionReasons.details(MCP_REASONS.inputRequiredRounds) });
+      throw new AppHostError('FAILED_PRECONDITION', `input requests exceeded ${this.limits.maxRounds} rounds`, {
+        details: ConnectionReasons.details(MCP_REASONS.inputRequiredRounds),
+      });
     }
     const id = flowId ?? `flow-${++this.next}-${Date.now().toString(36)}`;
     this.flows.set(id, flow);
@@ -54,14 +56,20 @@ export class MrtrFlows {
   continue(flowId: string, toolName: string, requestState: string | undefined): void {
     const flow = this.flows.get(flowId);
     if (!flow || flow.toolName !== toolName) {
-      throw new AppHostError('FAILED_PRECONDITION', 'unknown input-request flow for this connection', { details: ConnectionReasons.details('INPUT_REQUIRED_FLOW_UNKNOWN') });
+      throw new AppHostError('FAILED_PRECONDITION', 'unknown input-request flow for this connection', {
+        details: ConnectionReasons.details('INPUT_REQUIRED_FLOW_UNKNOWN'),
+      });
     }
     if (Date.now() - flow.startedAt > this.limits.maxTotalMs) {
       this.flows.delete(flowId);
-      throw new AppHostError('FAILED_PRECONDITION', `input-request flow exceeded ${this.limits.maxTotalMs} ms`, { details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime) });
+      throw new AppHostError('FAILED_PRECONDITION', `input-request flow exceeded ${this.limits.maxTotalMs} ms`, {
+        details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime),
+      });
     }
     if (flow.requestState !== requestState) {
-      throw new AppHostError('INVALID_ARGUMENT', 'requestState must be echoed exactly', { details: ConnectionReasons.details(MCP_REASONS.requestStateMismatch) });
+      throw new AppHostError('INVALID_ARGUMENT', 'requestState must be echoed exactly', {
+        details: ConnectionReasons.details(MCP_REASONS.requestStateMismatch),
+      });
     }
   }
 

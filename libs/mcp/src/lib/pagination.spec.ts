@@ -23,7 +23,17 @@ describe('walkPages', () => {
   });
 
   it('denies a repeated cursor, too many pages, items or bytes, and a slow walk — never a partial list', async () => {
-    expect(await reasonOf(walkPages(pages([{ items: [1], nextCursor: '1' }, { items: [2], nextCursor: '1' }]), bounds))).toBe('DISCOVERY_REPEATED_CURSOR');
+    expect(
+      await reasonOf(
+        walkPages(
+          pages([
+            { items: [1], nextCursor: '1' },
+            { items: [2], nextCursor: '1' },
+          ]),
+          bounds,
+        ),
+      ),
+    ).toBe('DISCOVERY_REPEATED_CURSOR');
     const endless = async (cursor: string | undefined) => ({ page: { items: [], nextCursor: String(Number(cursor ?? 0) + 1) }, bytes: 1 });
     expect(await reasonOf(walkPages(endless, bounds))).toBe('DISCOVERY_TOO_MANY_PAGES');
     expect(await reasonOf(walkPages(pages([{ items: Array.from({ length: 11 }, (_, i) => i) }]), bounds))).toBe('DISCOVERY_TOO_MANY_ITEMS');
@@ -40,8 +50,12 @@ describe('walkPages', () => {
       fc.asyncProperty(fc.array(fc.array(fc.integer(), { maxLength: 6 }), { minLength: 1, maxLength: 8 }), async (chunks) => {
         const list = chunks.map((items, i) => ({ items, nextCursor: i < chunks.length - 1 ? String(i + 1) : undefined }));
         const total = chunks.flat().length;
-        const outcome = await walkPages(pages(list), bounds).then((w) => w, (e: unknown) => e);
-        if (chunks.length <= bounds.maxPages && total <= bounds.maxItems) expect(outcome).toEqual({ items: chunks.flat(), pages: chunks.length, bytes: 10 * chunks.length });
+        const outcome = await walkPages(pages(list), bounds).then(
+          (w) => w,
+          (e: unknown) => e,
+        );
+        if (chunks.length <= bounds.maxPages && total <= bounds.maxItems)
+          expect(outcome).toEqual({ items: chunks.flat(), pages: chunks.length, bytes: 10 * chunks.length });
         else expect(outcome).toBeInstanceOf(AppHostError);
       }),
     );

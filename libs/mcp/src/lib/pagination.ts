@@ -24,14 +24,20 @@ export interface Walked<T> {
 }
 
 const deny = (reason: ConnectionReason, message: string, details: Record<string, unknown> = {}) =>
-  new AppHostError(reason === 'DISCOVERY_TIMEOUT' ? 'DEADLINE_EXCEEDED' : 'RESOURCE_EXHAUSTED', message, { retryable: false, details: ConnectionReasons.details(reason, details) });
+  new AppHostError(reason === 'DISCOVERY_TIMEOUT' ? 'DEADLINE_EXCEEDED' : 'RESOURCE_EXHAUSTED', message, {
+    retryable: false,
+    details: ConnectionReasons.details(reason, details),
+  });
 
 /**
  * Walks a paginated list within `bounds`. `fetchPage` gets the cursor and the time left (its own request
  * timeout must not exceed it) and returns the page plus its serialized size. A cursor seen before is a loop:
  * denied, like every other violation.
  */
-export async function walkPages<T>(fetchPage: (cursor: string | undefined, remainingMs: number) => Promise<{ page: Page<T>; bytes: number }>, bounds: DiscoveryBounds): Promise<Walked<T>> {
+export async function walkPages<T>(
+  fetchPage: (cursor: string | undefined, remainingMs: number) => Promise<{ page: Page<T>; bytes: number }>,
+  bounds: DiscoveryBounds,
+): Promise<Walked<T>> {
   const deadline = Date.now() + bounds.maxTimeMs;
   const seen = new Set<string>();
   const items: T[] = [];

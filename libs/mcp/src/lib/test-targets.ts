@@ -17,9 +17,16 @@ export function fixtureTarget(name: 'stateful-nonce' | 'capability-gated' | 'hos
 }
 
 /** A fixture of libs/testing over Streamable HTTP in its own process (`--http=0`), on a free 127.0.0.1 port (test use only). */
-export async function startFixtureOverHttp(name: 'stateful-nonce' | 'capability-gated' | 'hostile', env: Record<string, string> = {}): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startFixtureOverHttp(
+  name: 'stateful-nonce' | 'capability-gated' | 'hostile',
+  env: Record<string, string> = {},
+): Promise<{ url: string; stop(): Promise<void> }> {
   const target = fixtureTarget(name, ['--http=0']);
-  const child = spawn(target.command, target.args, { cwd: target.cwd, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env }, stdio: ['ignore', 'pipe', 'ignore'] });
+  const child = spawn(target.command, target.args, {
+    cwd: target.cwd,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
   const stop = () =>
     new Promise<void>((resolve) => {
       if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -56,7 +63,10 @@ export async function startFixtureOverHttp(name: 'stateful-nonce' | 'capability-
  * testing library's `expectAppError` (module boundaries), so its specs share this one.
  */
 export async function typedRejection(promise: Promise<unknown>): Promise<AppHostError> {
-  const error = await promise.then(() => undefined, (e: unknown) => e);
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(error).toBeInstanceOf(AppHostError);
   return error as AppHostError;
 }

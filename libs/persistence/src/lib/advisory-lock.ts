@@ -14,13 +14,7 @@ export function advisoryLockKey(schema: string): string {
  * Runs `work` while holding a session-level advisory lock on `client`. The lock lives on that one connection,
  * so it is released by the unlock below or, should the process die, by PostgreSQL when the session ends.
  */
-export async function withAdvisoryLock<T>(
-  client: Client,
-  key: string,
-  timeoutMs: number,
-  work: () => Promise<T>,
-  onWait?: () => void,
-): Promise<T> {
+export async function withAdvisoryLock<T>(client: Client, key: string, timeoutMs: number, work: () => Promise<T>, onWait?: () => void): Promise<T> {
   const tried = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1::bigint) AS locked', [key]);
   if (!tried.rows[0]?.locked) {
     onWait?.();

@@ -78,8 +78,7 @@ export function postgresRunAs(logger?: PersistenceLogger): RunAs {
 }
 
 function lookupUser(name: string): RunAs {
-  const id = (flag: string): number[] =>
-    execFileSync('id', [flag, name], { stdio: 'pipe' }).toString().trim().split(/\s+/).map(Number);
+  const id = (flag: string): number[] => execFileSync('id', [flag, name], { stdio: 'pipe' }).toString().trim().split(/\s+/).map(Number);
   try {
     const [uid] = id('-u');
     const [gid] = id('-g');

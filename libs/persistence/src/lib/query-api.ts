@@ -84,7 +84,9 @@ export class QueryPool implements Database {
   ) {
     this.pool = new Pool(config);
     // An idle pooled connection that dies is discarded by the pool, which then emits 'error' here.
-    this.pool.on('error', (error) => this.logger?.warn({ schema, err: error.message, pgCode: (error as { code?: unknown }).code }, 'idle PostgreSQL connection lost; discarded'));
+    this.pool.on('error', (error) =>
+      this.logger?.warn({ schema, err: error.message, pgCode: (error as { code?: unknown }).code }, 'idle PostgreSQL connection lost; discarded'),
+    );
   }
 
   get size(): number {

@@ -34,13 +34,21 @@ export function reachableDataDir(dataDir: string, runAs: RunAs, root: string, lo
     return recorded;
   }
   if (!runAs || isReachable(requested, runAs)) return requested;
-  const key = createHash('sha256').update(realpathSync(dirname(requested))).update('\0').update(basename(requested)).digest('hex').slice(0, 16);
+  const key = createHash('sha256')
+    .update(realpathSync(dirname(requested)))
+    .update('\0')
+    .update(basename(requested))
+    .digest('hex')
+    .slice(0, 16);
   const home = join(ensureRoot(root, runAs), key);
   mkdirSync(home, { recursive: true, mode: 0o711 });
   chmodSync(home, 0o711);
   const moved = join(home, basename(requested));
   writeFileSync(pointer, `${JSON.stringify({ dataDir: moved, for: requested })}\n`, { mode: 0o644 });
-  logger?.info({ requested, dataDir: moved, locationFile: pointer }, 'the postgres user cannot reach the data directory; keeping it where it can, recorded in the location file');
+  logger?.info(
+    { requested, dataDir: moved, locationFile: pointer },
+    'the postgres user cannot reach the data directory; keeping it where it can, recorded in the location file',
+  );
   return moved;
 }
 

@@ -77,10 +77,7 @@ describe('openServiceDatabase on a real PostgreSQL', () => {
     });
     // Entities and the migrations table live in the schema, not in public.
     const saved = await first.dataSource.getRepository(Widget).save({ name: 'sprocket', color: 'red' });
-    const tables = await first.dataSource.query(
-      `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`,
-      [s],
-    );
+    const tables = await first.dataSource.query(`SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY table_name`, [s]);
     expect(tables.map((t: { table_name: string }) => t.table_name)).toEqual(['migration_runs', 'migrations', 'store_identity', 'widgets']);
     await first.close();
     expect(await first.ping()).toBe(false);

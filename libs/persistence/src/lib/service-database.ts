@@ -67,56 +67,62 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
     await lockClient.connect();
     phase = 'waiting for the migration lock';
     const key = advisoryLockKey(schema);
-    const opened = await withAdvisoryLock(lockClient, key, options.migrationLockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS, async () => {
-      phase = 'creating the schema';
-      await ensureSchema(lockClient, schema);
-      phase = 'checking the store identity';
-      // Checked before migrating: a swapped store must not receive this service's tables.
-      assertSameService(await readIdentity(lockClient, schema), serviceName, schema);
-      phase = 'initialising the pool';
-      const ds = new DataSource({
-        type: 'postgres',
-        url,
-        schema,
-        applicationName: serviceName,
-        poolSize: options.poolSize,
-        connectTimeoutMS: connectTimeoutMs,
-        entities: options.entities ?? [],
-        migrations: [storeIdentityMigration(schema, serviceName), ...options.migrations],
-        migrationsTableName: MIGRATIONS_TABLE,
-        migrationsTransactionMode: 'each',
-        migrationsRun: false,
-        synchronize: false,
-        // Startup DDL happens only in migrations: no implicit CREATE EXTENSION, and uuid defaults use the
-        // built-in gen_random_uuid().
-        installExtensions: false,
-        uuidExtension: 'pgcrypto',
-        // Unqualified names in migrations and raw queries resolve inside the service's schema.
-        extra: { options: `-c search_path=${schema}` },
-        logger: typeormLogger(logger, { service: serviceName, schema }, secrets),
-      });
-      pending.dataSource = ds;
-      await ds.initialize();
-      phase = 'running migrations';
-      const ran = await ds.runMigrations({ transaction: 'each' });
-      phase = 'reading the store identity';
-      const identity = await readIdentity(lockClient, schema);
-      if (!identity) throw new AppHostError('FAILED_PRECONDITION', `schema ${schema} has migrations recorded but no store_identity row`);
-      assertSameService(identity, serviceName, schema);
-      // The pool every query goes through: the same connection settings TypeORM got, owned by this library.
-      pending.queries = new QueryPool(
-        {
-          connectionString: url,
-          application_name: serviceName,
-          max: options.poolSize,
-          connectionTimeoutMillis: connectTimeoutMs,
-          options: `-c search_path=${schema}`,
-        },
-        schema,
-        logger,
-      );
-      return { ds, identity, ran: ran.map((m) => m.name) };
-    }, () => logger?.info({ service: serviceName, schema }, 'another replica holds the migration lock; waiting'));
+    const opened = await withAdvisoryLock(
+      lockClient,
+      key,
+      options.migrationLockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS,
+      async () => {
+        phase = 'creating the schema';
+        await ensureSchema(lockClient, schema);
+        phase = 'checking the store identity';
+        // Checked before migrating: a swapped store must not receive this service's tables.
+        assertSameService(await readIdentity(lockClient, schema), serviceName, schema);
+        phase = 'initialising the pool';
+        const ds = new DataSource({
+          type: 'postgres',
+          url,
+          schema,
+          applicationName: serviceName,
+          poolSize: options.poolSize,
+          connectTimeoutMS: connectTimeoutMs,
+          entities: options.entities ?? [],
+          migrations: [storeIdentityMigration(schema, serviceName), ...options.migrations],
+          migrationsTableName: MIGRATIONS_TABLE,
+          migrationsTransactionMode: 'each',
+          migrationsRun: false,
+          synchronize: false,
+          // Startup DDL happens only in migrations: no implicit CREATE EXTENSION, and uuid defaults use the
+          // built-in gen_random_uuid().
+          installExtensions: false,
+          uuidExtension: 'pgcrypto',
+          // Unqualified names in migrations and raw queries resolve inside the service's schema.
+          extra: { options: `-c search_path=${schema}` },
+          logger: typeormLogger(logger, { service: serviceName, schema }, secrets),
+        });
+        pending.dataSource = ds;
+        await ds.initialize();
+        phase = 'running migrations';
+        const ran = await ds.runMigrations({ transaction: 'each' });
+        phase = 'reading the store identity';
+        const identity = await readIdentity(lockClient, schema);
+        if (!identity) throw new AppHostError('FAILED_PRECONDITION', `schema ${schema} has migrations recorded but no store_identity row`);
+        assertSameService(identity, serviceName, schema);
+        // The pool every query goes through: the same connection settings TypeORM got, owned by this library.
+        pending.queries = new QueryPool(
+          {
+            connectionString: url,
+            application_name: serviceName,
+            max: options.poolSize,
+            connectionTimeoutMillis: connectTimeoutMs,
+            options: `-c search_path=${schema}`,
+          },
+          schema,
+          logger,
+        );
+        return { ds, identity, ran: ran.map((m) => m.name) };
+      },
+      () => logger?.info({ service: serviceName, schema }, 'another replica holds the migration lock; waiting'),
+    );
     const queries = pending.queries as QueryPool;
     phase = 'reading the applied migrations';
     const migrations = await appliedMigrations(queries, schema);
@@ -139,7 +145,10 @@ function handle(dataSource: DataSource, queries: QueryPool, schema: string, serv
   const ping = async (): Promise<boolean> => {
     if (closed) return false;
     try {
-      const { rows } = await withTimeout(queries.query<{ namespace: string }>(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`), PING_TIMEOUT_MS);
+      const { rows } = await withTimeout(
+        queries.query<{ namespace: string }>(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`),
+        PING_TIMEOUT_MS,
+      );
       return Array.isArray(rows) && rows.length === 1 && rows[0].namespace === identity.namespace;
     } catch {
       return false;

@@ -15,7 +15,11 @@ describe('tool definitions', () => {
 
   it('classifies UI, non-UI and malformed declarations', () => {
     expect(classifyToolDeclaration(base)).toEqual({ kind: 'non-ui', visibility: ['model', 'app'] });
-    expect(classifyToolDeclaration({ ...base, _meta: { ui: { resourceUri: 'UI://A/b#x', visibility: ['app'] } } })).toEqual({ kind: 'ui', resourceUri: 'ui://a/b', visibility: ['app'] });
+    expect(classifyToolDeclaration({ ...base, _meta: { ui: { resourceUri: 'UI://A/b#x', visibility: ['app'] } } })).toEqual({
+      kind: 'ui',
+      resourceUri: 'ui://a/b',
+      visibility: ['app'],
+    });
     expect(classifyToolDeclaration({ ...base, _meta: { 'ui/resourceUri': 'ui://a/b' } })).toMatchObject({ kind: 'ui', resourceUri: 'ui://a/b' });
     expect(classifyToolDeclaration({ ...base, _meta: { ui: { visibility: [] } } })).toEqual({ kind: 'non-ui', visibility: [] });
     expect(classifyToolDeclaration({ ...base, _meta: { ui: { visibility: 'app' } } })).toEqual({ kind: 'malformed', why: 'VISIBILITY' });

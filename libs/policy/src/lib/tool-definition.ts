@@ -37,7 +37,8 @@ export function classifyToolDeclaration(tool: Record<string, unknown>): ToolUiCl
   if (ui !== undefined && !isRecord(ui)) return { kind: 'malformed', why: 'UI_META' };
   const rawVisibility = ui?.['visibility'];
   const visibility = normalizeVisibility(rawVisibility);
-  if (rawVisibility !== undefined && visibility.length === 0 && !(Array.isArray(rawVisibility) && rawVisibility.length === 0)) return { kind: 'malformed', why: 'VISIBILITY' };
+  if (rawVisibility !== undefined && visibility.length === 0 && !(Array.isArray(rawVisibility) && rawVisibility.length === 0))
+    return { kind: 'malformed', why: 'VISIBILITY' };
   const rawUri = ui?.['resourceUri'] ?? meta?.['ui/resourceUri'];
   if (rawUri === undefined) return { kind: 'non-ui', visibility };
   if (typeof rawUri !== 'string') return { kind: 'malformed', why: 'UI_META' };

@@ -19,7 +19,10 @@ describe('projectForModel', () => {
   });
 
   it('keeps isError: true and omits fields the result did not have', () => {
-    expect(projectForModel({ content: [{ type: 'text', text: 'boom' }], isError: true, structuredContent: { x: 1 } })).toEqual({ content: [{ type: 'text', text: 'boom' }], isError: true });
+    expect(projectForModel({ content: [{ type: 'text', text: 'boom' }], isError: true, structuredContent: { x: 1 } })).toEqual({
+      content: [{ type: 'text', text: 'boom' }],
+      isError: true,
+    });
   });
 
   it('does not mutate the input and shares no references with it', () => {
@@ -34,7 +37,10 @@ describe('projectForModel', () => {
 describe('validateToolResult', () => {
   it('accepts a terminal result with meaningful content, keeping every field', () => {
     expect(validateToolResult(full)).toEqual(full);
-    for (const result of [{ content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] }, { content: [{ type: 'resource', resource: { uri: 'ui://a/b', text: 'x' } }] }]) {
+    for (const result of [
+      { content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] },
+      { content: [{ type: 'resource', resource: { uri: 'ui://a/b', text: 'x' } }] },
+    ]) {
       expect(validateToolResult(result)).toEqual(result);
     }
   });

@@ -11,7 +11,9 @@ const contentBlockSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('text'), text: z.string(), annotations, _meta: meta }),
   z.object({ type: z.literal('image'), data: base64, mimeType, annotations, _meta: meta }),
   z.object({ type: z.literal('audio'), data: base64, mimeType, annotations, _meta: meta }),
-  z.object({ type: z.literal('resource_link'), uri: z.string().min(1), name: z.string(), mimeType: mimeType.optional(), annotations, _meta: meta }).passthrough(),
+  z
+    .object({ type: z.literal('resource_link'), uri: z.string().min(1), name: z.string(), mimeType: mimeType.optional(), annotations, _meta: meta })
+    .passthrough(),
   z.object({
     type: z.literal('resource'),
     resource: z.union([
@@ -34,7 +36,10 @@ const toolResultSchema = z
   })
   // Unknown top-level fields survive validation: the sealed record keeps the whole merged result.
   .loose()
-  .refine((r) => r.content.some((block) => block.type !== 'text' || block.text.trim() !== ''), { message: 'content has no meaningful block', path: ['content'] });
+  .refine((r) => r.content.some((block) => block.type !== 'text' || block.text.trim() !== ''), {
+    message: 'content has no meaningful block',
+    path: ['content'],
+  });
 
 export type ValidToolResult = z.infer<typeof toolResultSchema>;
 

@@ -67,13 +67,18 @@ describe('canonicalizeUri', () => {
 
   it('is idempotent (property)', () => {
     const segment = fc.stringMatching(/^[A-Za-z0-9\-._~%!$&'()*+,;=:@\u00e9\u4e2d]{0,12}$/);
-    const uri = fc.tuple(
-      fc.constantFrom('ui', 'UI', 'https', 'http'),
-      fc.constantFrom('apps.example', 'APPS.example', 'b\u00fccher.example', '127.0.0.1', '[::1]'),
-      fc.option(fc.integer({ min: 0, max: 65535 }), { nil: undefined }),
-      fc.array(segment, { maxLength: 5 }),
-      fc.option(fc.stringMatching(/^[a-z0-9=&%]{0,10}$/), { nil: undefined }),
-    ).map(([scheme, host, port, segments, query]) => `${scheme}://${host}${port === undefined ? '' : `:${port}`}${segments.map((s) => `/${s}`).join('')}${query === undefined ? '' : `?${query}`}`);
+    const uri = fc
+      .tuple(
+        fc.constantFrom('ui', 'UI', 'https', 'http'),
+        fc.constantFrom('apps.example', 'APPS.example', 'b\u00fccher.example', '127.0.0.1', '[::1]'),
+        fc.option(fc.integer({ min: 0, max: 65535 }), { nil: undefined }),
+        fc.array(segment, { maxLength: 5 }),
+        fc.option(fc.stringMatching(/^[a-z0-9=&%]{0,10}$/), { nil: undefined }),
+      )
+      .map(
+        ([scheme, host, port, segments, query]) =>
+          `${scheme}://${host}${port === undefined ? '' : `:${port}`}${segments.map((s) => `/${s}`).join('')}${query === undefined ? '' : `?${query}`}`,
+      );
     fc.assert(
       fc.property(uri, (candidate) => {
         let once: string;

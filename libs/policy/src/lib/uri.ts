@@ -53,7 +53,8 @@ const PATH_SAFE = /[A-Za-z0-9\-._~!$&'()*+,;=:@]/;
  * stripped, query kept exactly. Userinfo is rejected. Idempotent: canonicalizeUri(canonicalizeUri(x)) === canonicalizeUri(x).
  */
 export function canonicalizeUri(uri: string): string {
-  if (typeof uri !== 'string' || uri.length === 0 || uri.length > 8192) throw new UriPolicyError('malformed', 'URI must be a non-empty string of at most 8192 characters');
+  if (typeof uri !== 'string' || uri.length === 0 || uri.length > 8192)
+    throw new UriPolicyError('malformed', 'URI must be a non-empty string of at most 8192 characters');
   // eslint-disable-next-line no-control-regex -- control characters are exactly what this rejects
   if (/[\u0000-\u0020\u007f\\]/.test(uri)) throw new UriPolicyError('invalid-character', 'URI contains whitespace, control characters or a backslash');
   const match = URI_PATTERN.exec(uri);

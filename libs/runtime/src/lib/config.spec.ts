@@ -3,7 +3,14 @@ import { ConfigError, parseCommonConfig } from './config';
 describe('common service configuration', () => {
   it('applies defaults and derives an instance id that is a single subject token', () => {
     const config = parseCommonConfig('lifecycle-store', {});
-    expect(config).toMatchObject({ HTTP_HOST: '0.0.0.0', HTTP_PORT: 3000, LOG_LEVEL: 'info', BUS_TIMEOUT_MS: 5000, SHUTDOWN_GRACE_MS: 10000, DATABASE_SCHEMA_PREFIX: '' });
+    expect(config).toMatchObject({
+      HTTP_HOST: '0.0.0.0',
+      HTTP_PORT: 3000,
+      LOG_LEVEL: 'info',
+      BUS_TIMEOUT_MS: 5000,
+      SHUTDOWN_GRACE_MS: 10000,
+      DATABASE_SCHEMA_PREFIX: '',
+    });
     expect(config.INSTANCE_ID).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
   });
 
@@ -13,12 +20,21 @@ describe('common service configuration', () => {
   });
 
   it('treats an empty variable as unset', () => {
-    expect(parseCommonConfig('gateway', { DATABASE_SCHEMA_PREFIX: '', HTTP_PORT: '', DATABASE_URL: '' })).toMatchObject({ DATABASE_SCHEMA_PREFIX: '', HTTP_PORT: 3000 });
+    expect(parseCommonConfig('gateway', { DATABASE_SCHEMA_PREFIX: '', HTTP_PORT: '', DATABASE_URL: '' })).toMatchObject({
+      DATABASE_SCHEMA_PREFIX: '',
+      HTTP_PORT: 3000,
+    });
   });
 
   it('lists every problem at once, naming each variable', () => {
     const parse = () =>
-      parseCommonConfig('export-audit', { HTTP_PORT: '70000', DATABASE_URL: 'mysql://x', LOG_LEVEL: 'loud', INSTANCE_ID: 'a.b', DATABASE_SCHEMA_PREFIX: 'Bad-Prefix' });
+      parseCommonConfig('export-audit', {
+        HTTP_PORT: '70000',
+        DATABASE_URL: 'mysql://x',
+        LOG_LEVEL: 'loud',
+        INSTANCE_ID: 'a.b',
+        DATABASE_SCHEMA_PREFIX: 'Bad-Prefix',
+      });
     expect(parse).toThrow(ConfigError);
     try {
       parse();

@@ -17,20 +17,26 @@ export class ConfigError extends Error {
 
 const intFromEnv = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const url = (protocols: string[]) =>
-  z.string().refine((v) => {
-    try {
-      return protocols.includes(new URL(v).protocol);
-    } catch {
-      return false;
-    }
-  }, `must be a URL with protocol ${protocols.join(' or ')}`);
+  z.string().refine(
+    (v) => {
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    `must be a URL with protocol ${protocols.join(' or ')}`,
+  );
 
 /** Settings every service shares, read from the environment once. */
 export const commonConfigSchema = z.object({
   NATS_URL: z.string().min(1).optional(),
   DATABASE_URL: url(['postgres:', 'postgresql:']).optional(),
   /** Prepended to each service's schema name, so several planes (or test runs) can share one database. */
-  DATABASE_SCHEMA_PREFIX: z.string().regex(/^[a-z_][a-z0-9_]{0,30}$/).default(''),
+  DATABASE_SCHEMA_PREFIX: z
+    .string()
+    .regex(/^[a-z_][a-z0-9_]{0,30}$/)
+    .default(''),
   REDIS_URL: url(['redis:', 'rediss:']).optional(),
   HTTP_HOST: z.string().min(1).default('0.0.0.0'),
   HTTP_PORT: intFromEnv(0, 65535).default(3000),
@@ -106,6 +112,9 @@ export function jsonVariable<S extends z.ZodType>(schema: S, message: string) {
 
 /** Pod names are unique per replica; the random suffix keeps two local processes apart too. */
 function defaultInstanceId(): string {
-  const host = hostname().replace(/[^A-Za-z0-9_-]/g, '-').slice(0, 40) || 'host';
+  const host =
+    hostname()
+      .replace(/[^A-Za-z0-9_-]/g, '-')
+      .slice(0, 40) || 'host';
   return `${host}-${randomBytes(3).toString('hex')}`;
 }

@@ -37,5 +37,7 @@ function requestFields(): Record<string, string> {
   const current = RequestContexts.current();
   if (!current) return {};
   const traceId = current.span?.spanContext().traceId;
-  return traceId && traceId !== '00000000000000000000000000000000' ? { correlationId: current.correlationId, traceId } : { correlationId: current.correlationId };
+  return traceId && traceId !== '00000000000000000000000000000000'
+    ? { correlationId: current.correlationId, traceId }
+    : { correlationId: current.correlationId };
 }

@@ -13,12 +13,45 @@ export class ServiceMetrics {
   constructor(service: string, options: { processMetrics: boolean }) {
     this.registry.setDefaultLabels({ service });
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
-    const handled = new Counter({ name: 'apphost_bus_handled_total', help: 'Bus requests handled, by subject and outcome code', labelNames: ['subject', 'code'], registers: [this.registry] });
-    const handledSeconds = new Histogram({ name: 'apphost_bus_handled_seconds', help: 'Bus handler latency', labelNames: ['subject'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-    const requested = new Counter({ name: 'apphost_bus_requested_total', help: 'Bus requests sent, by subject and outcome code', labelNames: ['subject', 'code'], registers: [this.registry] });
-    const requestedSeconds = new Histogram({ name: 'apphost_bus_requested_seconds', help: 'Bus request round-trip latency', labelNames: ['subject'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
-    this.httpRequests = new Counter({ name: 'apphost_http_requests_total', help: 'HTTP requests, by route and status', labelNames: ['method', 'route', 'status'], registers: [this.registry] });
-    this.httpDuration = new Histogram({ name: 'apphost_http_request_seconds', help: 'HTTP request latency', labelNames: ['method', 'route'], buckets: LATENCY_BUCKETS, registers: [this.registry] });
+    const handled = new Counter({
+      name: 'apphost_bus_handled_total',
+      help: 'Bus requests handled, by subject and outcome code',
+      labelNames: ['subject', 'code'],
+      registers: [this.registry],
+    });
+    const handledSeconds = new Histogram({
+      name: 'apphost_bus_handled_seconds',
+      help: 'Bus handler latency',
+      labelNames: ['subject'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    const requested = new Counter({
+      name: 'apphost_bus_requested_total',
+      help: 'Bus requests sent, by subject and outcome code',
+      labelNames: ['subject', 'code'],
+      registers: [this.registry],
+    });
+    const requestedSeconds = new Histogram({
+      name: 'apphost_bus_requested_seconds',
+      help: 'Bus request round-trip latency',
+      labelNames: ['subject'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
+    this.httpRequests = new Counter({
+      name: 'apphost_http_requests_total',
+      help: 'HTTP requests, by route and status',
+      labelNames: ['method', 'route', 'status'],
+      registers: [this.registry],
+    });
+    this.httpDuration = new Histogram({
+      name: 'apphost_http_request_seconds',
+      help: 'HTTP request latency',
+      labelNames: ['method', 'route'],
+      buckets: LATENCY_BUCKETS,
+      registers: [this.registry],
+    });
     this.bus = {
       observeHandled: (subject, code, seconds) => {
         handled.inc({ subject, code });

@@ -18,9 +18,7 @@ export class ReadinessService {
   ) {}
 
   async storeReports(): Promise<StoreReport[]> {
-    return Promise.all(
-      this.stores.map((s) => s.report().catch((): StoreReport => ({ kind: 'postgres', name: 'unknown', ready: false }))),
-    );
+    return Promise.all(this.stores.map((s) => s.report().catch((): StoreReport => ({ kind: 'postgres', name: 'unknown', ready: false }))));
   }
 
   async check(): Promise<Readiness> {

@@ -48,6 +48,7 @@ export class RequestContextInterceptor implements NestInterceptor {
 function requestTimeoutMs(header: string | string[] | undefined, configured: number): number {
   if (header === undefined) return configured;
   const value = typeof header === 'string' && /^[0-9]{1,9}$/.test(header) ? Number(header) : NaN;
-  if (!(value >= 1)) throw new AppHostError('INVALID_ARGUMENT', `${TIMEOUT_HEADER} must be a positive integer of milliseconds`, { details: { header: TIMEOUT_HEADER } });
+  if (!(value >= 1))
+    throw new AppHostError('INVALID_ARGUMENT', `${TIMEOUT_HEADER} must be a positive integer of milliseconds`, { details: { header: TIMEOUT_HEADER } });
   return Math.min(value, configured);
 }

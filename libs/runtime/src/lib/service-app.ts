@@ -37,7 +37,11 @@ export interface RunningService {
  * The service's whole configuration from one environment (its port default applied): every problem in one
  * ConfigError. `standalone` adds what a pod must have (NATS and the stores it requires).
  */
-export function loadServiceConfig<C extends object>(definition: ServiceDefinition<C>, env: Record<string, string | undefined>, standalone = false): CommonConfig & C {
+export function loadServiceConfig<C extends object>(
+  definition: ServiceDefinition<C>,
+  env: Record<string, string | undefined>,
+  standalone = false,
+): CommonConfig & C {
   const withDefaults = { HTTP_PORT: definition.defaultHttpPort?.toString(), ...withoutEmpty(env) };
   return parseServiceConfig(definition.name, definition.config, withDefaults, (common) => (standalone ? standaloneProblems(definition, common) : []));
 }
@@ -46,7 +50,9 @@ export function loadServiceConfig<C extends object>(definition: ServiceDefinitio
 export async function startService<C extends object>(definition: ServiceDefinition<C>, options: HostOptions): Promise<RunningService> {
   const config = loadServiceConfig(definition, options.env);
   if (options.transport.subjectPrefix !== config.BUS_SUBJECT_PREFIX) {
-    throw new ConfigError(definition.name, [`BUS_SUBJECT_PREFIX: ${JSON.stringify(config.BUS_SUBJECT_PREFIX)} but the transport serves ${JSON.stringify(options.transport.subjectPrefix)}`]);
+    throw new ConfigError(definition.name, [
+      `BUS_SUBJECT_PREFIX: ${JSON.stringify(config.BUS_SUBJECT_PREFIX)} but the transport serves ${JSON.stringify(options.transport.subjectPrefix)}`,
+    ]);
   }
   const logger = options.logger?.child({ service: definition.name }) ?? createLogger(definition.name, config.INSTANCE_ID, config.LOG_LEVEL);
   const context: ServiceContext<C> = {
@@ -91,7 +97,12 @@ export async function startService<C extends object>(definition: ServiceDefiniti
   }
 }
 
-function rootModule<C extends object>(definition: ServiceDefinition<C>, context: ServiceContext<C>, stores: StoreHandle[], imports: Array<Type | DynamicModule>): DynamicModule {
+function rootModule<C extends object>(
+  definition: ServiceDefinition<C>,
+  context: ServiceContext<C>,
+  stores: StoreHandle[],
+  imports: Array<Type | DynamicModule>,
+): DynamicModule {
   @Module({})
   class ServiceRootModule {}
   return {
@@ -128,7 +139,6 @@ async function closeStores(stores: StoreHandle[], logger: Logger): Promise<void>
     await store.close().catch((err: unknown) => logger.warn({ err }, 'store did not close cleanly'));
   }
 }
-
 
 function standaloneProblems(definition: Pick<ServiceDefinition, 'requires'>, config: CommonConfig): string[] {
   const problems: string[] = [];

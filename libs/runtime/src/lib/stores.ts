@@ -26,6 +26,10 @@ export function openPostgresStore(context: ServiceContext, options: PostgresStor
 /** Redis when REDIS_URL is set, otherwise the in-memory store of the all-in-one plane. */
 export function openCoordinationStore(context: ServiceContext): Promise<CoordinationStore> {
   return Promise.resolve(
-    createCoordinationStore({ url: context.config.REDIS_URL, keyPrefix: `apphost:${context.config.DATABASE_SCHEMA_PREFIX}${context.service}:`, name: context.service }),
+    createCoordinationStore({
+      url: context.config.REDIS_URL,
+      keyPrefix: `apphost:${context.config.DATABASE_SCHEMA_PREFIX}${context.service}:`,
+      name: context.service,
+    }),
   );
 }

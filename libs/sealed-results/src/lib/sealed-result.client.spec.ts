@@ -44,8 +44,19 @@ function envelopeOf(bytes: number): SealedEnvelope {
 
 /** The store's side of the protocol, in memory: what each operation received, and the bytes it holds. */
 function fakeStore(transport: InProcessTransport) {
-  const server = new BusServer({ transport, instanceId: 'fake-sealed', queueGroup: 'sealed-result-store', logger: { error: () => undefined, warn: () => undefined } });
-  const state = { calls: [] as string[], expected: [] as (ExpectedStore | undefined)[], records: new Map<string, Buffer>(), uploads: new Map<string, Buffer[]>(), shortBy: 0 };
+  const server = new BusServer({
+    transport,
+    instanceId: 'fake-sealed',
+    queueGroup: 'sealed-result-store',
+    logger: { error: () => undefined, warn: () => undefined },
+  });
+  const state = {
+    calls: [] as string[],
+    expected: [] as (ExpectedStore | undefined)[],
+    records: new Map<string, Buffer>(),
+    uploads: new Map<string, Buffer[]>(),
+    shortBy: 0,
+  };
   const seen = (operation: string, expectedStore?: ExpectedStore) => {
     state.calls.push(operation);
     state.expected.push(expectedStore);
@@ -60,7 +71,12 @@ function fakeStore(transport: InProcessTransport) {
     seen('create-begin', r.expectedStore);
     const uploadId = recordId();
     state.uploads.set(uploadId, []);
-    return { uploadId, chunkBytes: SEALED_CHUNK_BYTES, chunkCount: Math.ceil(r.totalBytes / SEALED_CHUNK_BYTES), expiresAt: new Date(Date.now() + 60_000).toISOString() };
+    return {
+      uploadId,
+      chunkBytes: SEALED_CHUNK_BYTES,
+      chunkCount: Math.ceil(r.totalBytes / SEALED_CHUNK_BYTES),
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+    };
   });
   server.register(SealedCreateChunk, (r) => {
     seen(`create-chunk:${r.index}`, r.expectedStore);
@@ -88,11 +104,23 @@ function fakeStore(transport: InProcessTransport) {
     const bytes = stored(r.key);
     const ref = { recordId: r.key.recordId, schemaVersion: 1 };
     if (full!.length <= SEALED_INLINE_MAX_BYTES) return { transfer: 'inline' as const, ref, envelope: JSON.parse(bytes.toString('utf8')) as SealedEnvelope };
-    return { transfer: 'chunked' as const, ref, totalBytes: full!.length, chunkBytes: SEALED_CHUNK_BYTES, chunkCount: Math.ceil(full!.length / SEALED_CHUNK_BYTES), first: bytes.subarray(0, SEALED_CHUNK_BYTES).toString('base64') };
+    return {
+      transfer: 'chunked' as const,
+      ref,
+      totalBytes: full!.length,
+      chunkBytes: SEALED_CHUNK_BYTES,
+      chunkCount: Math.ceil(full!.length / SEALED_CHUNK_BYTES),
+      first: bytes.subarray(0, SEALED_CHUNK_BYTES).toString('base64'),
+    };
   });
   server.register(SealedReadChunk, (r) => {
     seen(`read-chunk:${r.index}`, r.expectedStore);
-    return { index: r.index, data: stored(r.key).subarray(r.index * SEALED_CHUNK_BYTES, (r.index + 1) * SEALED_CHUNK_BYTES).toString('base64') };
+    return {
+      index: r.index,
+      data: stored(r.key)
+        .subarray(r.index * SEALED_CHUNK_BYTES, (r.index + 1) * SEALED_CHUNK_BYTES)
+        .toString('base64'),
+    };
   });
   server.start();
   return { state, stop: () => server.stop(100) };

@@ -69,7 +69,8 @@ export class SealedResultClient {
       parts.push(Buffer.from(chunk.data, 'base64'));
     }
     const bytes = Buffer.concat(parts);
-    if (bytes.length !== reply.totalBytes) throw new AppHostError('DATA_LOSS', 'reassembled sealed bytes have the wrong length', { details: SealedReasons.details('DIGEST_MISMATCH') });
+    if (bytes.length !== reply.totalBytes)
+      throw new AppHostError('DATA_LOSS', 'reassembled sealed bytes have the wrong length', { details: SealedReasons.details('DIGEST_MISMATCH') });
     return { ref: reply.ref, envelope: JSON.parse(bytes.toString('utf8')) as SealedEnvelope };
   }
 }

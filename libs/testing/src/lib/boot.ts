@@ -55,7 +55,11 @@ export interface BootedServices<K extends string> {
  * gateway last), each with `env` and then its own; on a failure stops those already booted. `stop()` stops them
  * in reverse order.
  */
-export async function bootServices<K extends string>(prefix: string, plan: Record<K, ServiceBoot>, env: Record<string, string> = {}): Promise<BootedServices<K>> {
+export async function bootServices<K extends string>(
+  prefix: string,
+  plan: Record<K, ServiceBoot>,
+  env: Record<string, string> = {},
+): Promise<BootedServices<K>> {
   const names = Object.keys(plan) as K[];
   const { started, stop } = await startInOrder(names.map((name) => () => bootService(plan[name].definition, prefix, { ...env, ...plan[name].env })));
   const services = Object.fromEntries(names.map((name, i) => [name, started[i]])) as Record<K, ServiceUnderTest>;

@@ -19,7 +19,14 @@ export async function startFakeProviders(natsUrl: string, providers: readonly (S
     const { service, stores = [] } = typeof provider === 'string' ? { service: provider } : provider;
     const instanceId = `fake-${service}`;
     const server = new BusServer({ transport, instanceId, queueGroup: service, logger: { error: () => undefined, warn: () => undefined } });
-    server.register(describeContract(service), (): DescribeResponse => ({ service, version: 'test', instanceId, transport: 'nats', startedAt: new Date().toISOString(), stores }));
+    server.register(describeContract(service), (): DescribeResponse => ({
+      service,
+      version: 'test',
+      instanceId,
+      transport: 'nats',
+      startedAt: new Date().toISOString(),
+      stores,
+    }));
     server.start();
     return server;
   });

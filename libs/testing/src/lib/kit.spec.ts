@@ -76,11 +76,13 @@ describe('expectAppError', () => {
 });
 
 describe('startInOrder', () => {
-  const step = (log: string[], name: string, fail = false) => async () => {
-    if (fail) throw new Error(`${name} failed`);
-    log.push(`start ${name}`);
-    return { stop: async () => void log.push(`stop ${name}`) };
-  };
+  const step =
+    (log: string[], name: string, fail = false) =>
+    async () => {
+      if (fail) throw new Error(`${name} failed`);
+      log.push(`start ${name}`);
+      return { stop: async () => void log.push(`stop ${name}`) };
+    };
 
   it('starts in order and stops in reverse', async () => {
     const log: string[] = [];
@@ -140,12 +142,17 @@ describe('bootServices and startFakeProviders (private NATS)', () => {
   });
 
   it('stops the services it booted when a later one fails', async () => {
-    await expect(bootServices(uniquePrefix(), { audit: { definition: plain }, gateway: { definition: broken } }, { NATS_URL: nats.url })).rejects.toThrow('the store is down');
+    await expect(bootServices(uniquePrefix(), { audit: { definition: plain }, gateway: { definition: broken } }, { NATS_URL: nats.url })).rejects.toThrow(
+      'the store is down',
+    );
     await expectAppError(describes('export-audit'), 'UNAVAILABLE');
   });
 
   it('fakes answer describe with the stores given (none for a bare name)', async () => {
-    const fakes = await startFakeProviders(nats.url, ['gateway', { service: 'export-audit', stores: [{ kind: 'postgres', name: 'export-audit', ready: true, namespace: 'ns-x' }] }]);
+    const fakes = await startFakeProviders(nats.url, [
+      'gateway',
+      { service: 'export-audit', stores: [{ kind: 'postgres', name: 'export-audit', ready: true, namespace: 'ns-x' }] },
+    ]);
     try {
       expect(await describes('gateway')).toMatchObject({ service: 'gateway', stores: [] });
       expect(await describes('export-audit')).toMatchObject({ stores: [{ namespace: 'ns-x' }] });

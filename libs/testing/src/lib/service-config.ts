@@ -13,7 +13,12 @@ const STANDALONE_BASE = {
  * The one config check every service runs: each bad value alone is refused naming its variable, and the real
  * entry point given all of them at once exits 2 listing every one, before it connects to anything.
  */
-export function describeServiceConfig<C extends object>(definition: ServiceDefinition<C>, entry: string, badValues: Record<string, string>, base: Record<string, string> = {}): void {
+export function describeServiceConfig<C extends object>(
+  definition: ServiceDefinition<C>,
+  entry: string,
+  badValues: Record<string, string>,
+  base: Record<string, string> = {},
+): void {
   describe(`${definition.name} configuration`, () => {
     const env = { ...STANDALONE_BASE, ...base };
 

@@ -39,7 +39,11 @@ export interface ServiceUnderTest {
  * file's bus namespace (`env.BUS_SUBJECT_PREFIX` overrides it), with HTTP on a free port. `env.NATS_URL` points it
  * at another NATS server (for example a private one, see `startPrivateNats`).
  */
-export async function bootService<C extends object>(definition: ServiceDefinition<C>, prefix: string, env: Record<string, string> = {}): Promise<ServiceUnderTest> {
+export async function bootService<C extends object>(
+  definition: ServiceDefinition<C>,
+  prefix: string,
+  env: Record<string, string> = {},
+): Promise<ServiceUnderTest> {
   const subjectPrefix = env.BUS_SUBJECT_PREFIX ?? TEST_BUS_PREFIX;
   const transport = await connectTestTransport(`test-${definition.name}`, { natsUrl: env.NATS_URL, subjectPrefix });
   const logger = testLogger(definition.name);

@@ -20,7 +20,10 @@ describe('test helpers', () => {
       await client.query(`CREATE SCHEMA "${prefix}one"; CREATE SCHEMA "${prefix}two"; CREATE SCHEMA "${other}keep"`);
       await expect(dropSchemasWithPrefix('public')).rejects.toThrow(/non-test prefix/);
       await dropSchemasWithPrefix(prefix);
-      const { rows } = await client.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 OR nspname LIKE $2', [`${prefix}%`, `${other}%`]);
+      const { rows } = await client.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE nspname LIKE $1 OR nspname LIKE $2', [
+        `${prefix}%`,
+        `${other}%`,
+      ]);
       expect(rows.map((r) => r.nspname)).toEqual([`${other}keep`]);
     } finally {
       await dropSchemasWithPrefix(other);

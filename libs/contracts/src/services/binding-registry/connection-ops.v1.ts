@@ -9,7 +9,11 @@ import { generationRefSchema } from './registry-values';
  * CONNECTION_GENERATION_GONE; a dead owner has no responders, which callers map to the same error.
  */
 
-const toolSchema = z.looseObject({ name: z.string(), inputSchema: z.record(z.string(), z.unknown()).optional(), _meta: z.record(z.string(), z.unknown()).optional() });
+const toolSchema = z.looseObject({
+  name: z.string(),
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
+  _meta: z.record(z.string(), z.unknown()).optional(),
+});
 
 export const ConnRetain = defineContract({
   service: 'binding-registry',
@@ -51,11 +55,23 @@ export const ConnCallTool = defineContract({
     arguments: z.record(z.string(), z.unknown()).default({}),
     timeoutMs: z.number().int().min(1).max(600_000).optional(),
     /** A continuation of an input_required round (`full` class only). */
-    continuation: z.strictObject({ flowId: z.string().min(1).max(128), inputResponses: z.record(z.string(), z.unknown()), requestState: z.string().max(65_536).optional() }).optional(),
+    continuation: z
+      .strictObject({ flowId: z.string().min(1).max(128), inputResponses: z.record(z.string(), z.unknown()), requestState: z.string().max(65_536).optional() })
+      .optional(),
   }),
   response: z.discriminatedUnion('kind', [
-    z.object({ kind: z.literal('complete'), result: z.record(z.string(), z.unknown()), progress: z.array(z.object({ progress: z.number(), total: z.number().optional(), message: z.string().optional() })) }),
-    z.object({ kind: z.literal('input_required'), flowId: z.string(), round: z.number().int(), inputRequests: z.record(z.string(), z.unknown()), requestState: z.string().optional() }),
+    z.object({
+      kind: z.literal('complete'),
+      result: z.record(z.string(), z.unknown()),
+      progress: z.array(z.object({ progress: z.number(), total: z.number().optional(), message: z.string().optional() })),
+    }),
+    z.object({
+      kind: z.literal('input_required'),
+      flowId: z.string(),
+      round: z.number().int(),
+      inputRequests: z.record(z.string(), z.unknown()),
+      requestState: z.string().optional(),
+    }),
   ]),
   errors: ['FAILED_PRECONDITION', 'OUTCOME_UNKNOWN', 'INVALID_ARGUMENT', 'NOT_FOUND'],
 });

@@ -32,7 +32,11 @@ const revisionSchema = z.string().min(1).max(64);
 /** `McpAppsHostProfile`: immutable once stored; a change is a new profile id. */
 export const hostProfileSchema = z.strictObject({
   extension: z.strictObject({
-    mimeTypes: z.array(z.string().min(1).max(128)).min(1).max(8).refine((m) => m.includes(APP_MIME_TYPE), `mimeTypes must include ${APP_MIME_TYPE}`),
+    mimeTypes: z
+      .array(z.string().min(1).max(128))
+      .min(1)
+      .max(8)
+      .refine((m) => m.includes(APP_MIME_TYPE), `mimeTypes must include ${APP_MIME_TYPE}`),
   }),
   hostCapabilities: z.strictObject({
     openLinks: z.boolean(),
@@ -66,7 +70,16 @@ export const hostProfileSchema = z.strictObject({
   }),
   limits: z.strictObject({
     revision: revisionSchema,
-    discovery: z.strictObject({ maxPages: z.number().int().min(1).max(1000), maxItems: z.number().int().min(1).max(100_000), maxBytes: z.number().int().min(1024).max(64 * 1024 * 1024), maxTimeMs: positiveMs(600_000) }),
+    discovery: z.strictObject({
+      maxPages: z.number().int().min(1).max(1000),
+      maxItems: z.number().int().min(1).max(100_000),
+      maxBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(64 * 1024 * 1024),
+      maxTimeMs: positiveMs(600_000),
+    }),
     mrtr: z.strictObject({ maxRounds: z.number().int().min(1).max(32), maxTotalMs: positiveMs(3_600_000) }),
     callTimeoutMs: positiveMs(600_000),
     readTimeoutMs: positiveMs(600_000),
@@ -101,7 +114,10 @@ export const toolsetSpecSchema = z.strictObject({
   connection: toolsetConnectionSchema,
   protocol: z.enum(['legacy', 'auto', '2026-07-28']).default('legacy'),
   toolFilter: z.array(z.string().min(1).max(128)).max(512).optional(),
-  namePrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/).optional(),
+  namePrefix: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/)
+    .optional(),
   listCacheTtlMs: z.number().int().min(0).max(3_600_000).default(0),
   /** Host confirmation policy (ADK `require_confirmation`): every tool (`true`) or the listed native tool names. */
   requireConfirmation: requireConfirmationSchema.default(false),
@@ -140,7 +156,10 @@ export const toolsetStatusSchema = z.object({
   selection: z
     .object({
       toolFilter: z.array(z.string().min(1).max(128)).max(512).optional(),
-      namePrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/).optional(),
+      namePrefix: z
+        .string()
+        .regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/)
+        .optional(),
       listCacheTtlMs: z.number().int().min(0).max(3_600_000),
     })
     .optional(),

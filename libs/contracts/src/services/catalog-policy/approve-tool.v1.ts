@@ -28,7 +28,12 @@ export const CatalogApproveTool = defineContract({
   service: 'catalog-policy',
   operation: 'approve-tool',
   version: 1,
-  request: z.strictObject({ toolsetId: registryIdSchema, name: toolNameSchema, fingerprint: fingerprintSchema.optional(), approvedBy: z.string().min(1).max(256) }),
+  request: z.strictObject({
+    toolsetId: registryIdSchema,
+    name: toolNameSchema,
+    fingerprint: fingerprintSchema.optional(),
+    approvedBy: z.string().min(1).max(256),
+  }),
   response: z.object({
     pins: z.array(toolPinSchema),
     approved: z.array(z.object({ connectionClass: connectionClassSchema, previousFingerprint: fingerprintSchema, fingerprint: fingerprintSchema })),

@@ -9,7 +9,10 @@ export const toolNameSchema = z.string().min(1).max(256);
 export const toolsetSelectionSchema = z.strictObject({
   toolsetId: registryIdSchema,
   toolFilter: z.array(toolNameSchema).max(512).optional(),
-  namePrefix: z.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/).optional(),
+  namePrefix: z
+    .string()
+    .regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/)
+    .optional(),
   /** How long a composed model catalog may be served from the cache; 0 = always fresh. */
   cacheTtlMs: z.number().int().min(0).max(3_600_000).optional(),
 });
@@ -50,7 +53,12 @@ export const boundToolHandleSchema = z.object({
   resourceUri: z.string().nullable(),
   catalogGeneration: z.string(),
   connectionClass: connectionClassSchema,
-  execution: z.object({ generationId: z.uuid(), fence: z.number().int().min(1), ownerInstanceId: instanceIdSchema, bindingGeneration: z.number().int().min(1) }),
+  execution: z.object({
+    generationId: z.uuid(),
+    fence: z.number().int().min(1),
+    ownerInstanceId: instanceIdSchema,
+    bindingGeneration: z.number().int().min(1),
+  }),
 });
 export type BoundToolHandle = z.infer<typeof boundToolHandleSchema>;
 

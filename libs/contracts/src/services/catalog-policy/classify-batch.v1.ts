@@ -16,7 +16,10 @@ export const CatalogClassifyBatch = defineContract({
   version: 1,
   request: catalogAudienceSchema.extend({
     toolsets: z.array(toolsetSelectionSchema).min(1).max(32).optional(),
-    calls: z.array(z.strictObject({ callId: z.string().min(1).max(128), name: toolNameSchema })).min(1).max(64),
+    calls: z
+      .array(z.strictObject({ callId: z.string().min(1).max(128), name: toolNameSchema }))
+      .min(1)
+      .max(64),
   }),
   response: z.object({
     snapshotId: z.uuid(),

@@ -16,7 +16,22 @@ export const CatalogReadResource = defineContract({
     generation: boundGenerationSchema,
     uri: z.string().min(1).max(2048),
     policy: resourcePolicySchema,
-    limits: z.strictObject({ maxItemBytes: z.number().int().min(1).max(8 * 1024 * 1024).optional(), maxTotalBytes: z.number().int().min(1).max(8 * 1024 * 1024).optional() }).optional(),
+    limits: z
+      .strictObject({
+        maxItemBytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(8 * 1024 * 1024)
+          .optional(),
+        maxTotalBytes: z
+          .number()
+          .int()
+          .min(1)
+          .max(8 * 1024 * 1024)
+          .optional(),
+      })
+      .optional(),
   }),
   response: z.object({
     /** Each item as the server returned it, with its `uri` replaced by the canonical form. */

@@ -17,7 +17,10 @@ export type CascadeOperation = 'revoke' | 'purge';
  * cascade speaks to each configured participant (the sealed-result-store's own contracts use the same request shape).
  * The participant is a name rather than a `ServiceName` so test harnesses can stand up participants of their own.
  */
-export function cascadeParticipantContract(participant: string, operation: CascadeOperation): BusContract<typeof cascadeRequestSchema, typeof cascadeResponseSchema> {
+export function cascadeParticipantContract(
+  participant: string,
+  operation: CascadeOperation,
+): BusContract<typeof cascadeRequestSchema, typeof cascadeResponseSchema> {
   const name = cascadeParticipantNameSchema.parse(participant);
   return defineContract({
     service: name as ServiceName,

@@ -20,7 +20,10 @@ export const LifecycleCreateSession = defineContract({
       session: sessionKeySchema,
       creationOperationId: creationOperationIdSchema,
       expectedPrior: z
-        .discriminatedUnion('state', [z.object({ state: z.literal('ABSENT') }).strict(), z.object({ state: z.literal('DELETED'), incarnation: incarnationSchema }).strict()])
+        .discriminatedUnion('state', [
+          z.object({ state: z.literal('ABSENT') }).strict(),
+          z.object({ state: z.literal('DELETED'), incarnation: incarnationSchema }).strict(),
+        ])
         .optional(),
       importedEvents: z.array(ledgerEventInputSchema).max(500).optional(),
       /** Reclaim an abandoned `CREATING` now instead of waiting for its lease to lapse (retires its creator). */

@@ -133,7 +133,10 @@ export const ledgerEventInputSchema = z
     widgets: z.array(eventWidgetSchema).max(64).optional(),
     /** Event-level references of interactive, non-rendering results, keyed by function-call id. */
     sealedResultRefs: z.record(callIdSchema, descriptorSealedResultRefSchema).optional(),
-    actions: z.object({ stateDelta: jsonObjectSchema.optional(), artifactDelta: z.record(z.string(), z.number().int()).optional() }).strict().optional(),
+    actions: z
+      .object({ stateDelta: jsonObjectSchema.optional(), artifactDelta: z.record(z.string(), z.number().int()).optional() })
+      .strict()
+      .optional(),
     customMetadata: jsonObjectSchema.optional(),
     audience: z.unknown().optional(),
     invocationOrigin: z.unknown().optional(),
@@ -171,7 +174,10 @@ export const publicEventSchema = z
     functionResponses: z.array(functionResponseSchema).optional(),
     widgets: z.array(eventWidgetSchema).optional(),
     sealedResultRefs: z.record(callIdSchema, descriptorSealedResultRefSchema).optional(),
-    actions: z.object({ stateDelta: jsonObjectSchema.optional(), artifactDelta: z.record(z.string(), z.number().int()).optional() }).strict().optional(),
+    actions: z
+      .object({ stateDelta: jsonObjectSchema.optional(), artifactDelta: z.record(z.string(), z.number().int()).optional() })
+      .strict()
+      .optional(),
     customMetadata: jsonObjectSchema.optional(),
     audience: z.literal('app_audit').nullable(),
     invocationOrigin: invocationOriginSchema,

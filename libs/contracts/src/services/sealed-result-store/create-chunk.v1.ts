@@ -4,7 +4,11 @@ import { expectedStoreSchema, SEALED_MAX_CHUNKS, sealedChunkDataSchema, uploadId
 
 export const sealedCreateChunkRequestSchema = z.strictObject({
   uploadId: uploadIdSchema,
-  index: z.number().int().min(0).max(SEALED_MAX_CHUNKS - 1),
+  index: z
+    .number()
+    .int()
+    .min(0)
+    .max(SEALED_MAX_CHUNKS - 1),
   /** Base64 of exactly `chunkBytes` bytes (the last chunk: the remainder). */
   data: sealedChunkDataSchema,
   expectedStore: expectedStoreSchema.optional(),

@@ -3,7 +3,11 @@ import { defineContract } from '../../lib/contract';
 import { expectedStoreSchema, operationInstanceIdSchema, sealedCreateResponseSchema, sealedCreateScopeSchema, sealedEnvelopeSchema } from './sealed-values';
 
 /** The longest a PENDING record may wait for its commit before GC may collect it (bounded: 24 h). */
-export const pendingTtlMsSchema = z.number().int().min(0).max(24 * 60 * 60 * 1000);
+export const pendingTtlMsSchema = z
+  .number()
+  .int()
+  .min(0)
+  .max(24 * 60 * 60 * 1000);
 
 export const sealedCreateRequestSchema = z.strictObject({
   scope: sealedCreateScopeSchema,

@@ -4,7 +4,11 @@ import { expectedStoreSchema, SEALED_MAX_CHUNKS, sealedChunkDataSchema, sealedRe
 
 export const sealedReadChunkRequestSchema = z.strictObject({
   key: sealedRecordKeySchema,
-  index: z.number().int().min(0).max(SEALED_MAX_CHUNKS - 1),
+  index: z
+    .number()
+    .int()
+    .min(0)
+    .max(SEALED_MAX_CHUNKS - 1),
   expectedStore: expectedStoreSchema.optional(),
 });
 export type SealedReadChunkRequest = z.infer<typeof sealedReadChunkRequestSchema>;

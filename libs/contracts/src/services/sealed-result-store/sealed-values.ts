@@ -114,4 +114,3 @@ export type SealedCreateResponse = z.infer<typeof sealedCreateResponseSchema>;
 
 /** A chunk of canonical envelope bytes on the wire. */
 export const sealedChunkDataSchema = z.base64().max(Math.ceil(SEALED_CHUNK_BYTES / 3) * 4);
-
