@@ -18,7 +18,6 @@ import { dropSchemasWithPrefix, expectAppError, latch, type PrivateNats, startFa
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
 import { callStarted } from '../test/call-started';
 import { BindingStateWaiter, notifyBindingState } from './binding-state-waiter';
-import { Client } from 'pg';
 
 const prefix = uniquePrefix();
 let nats: PrivateNats;

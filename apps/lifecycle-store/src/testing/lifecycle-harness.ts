@@ -9,7 +9,6 @@ import {
   connectTestTransport,
   dropSchemasWithPrefix,
   latch,
-  TEST_NATS_URL,
   uniquePrefix,
   type Latch,
   type PostgresTarget,
