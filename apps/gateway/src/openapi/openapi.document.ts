@@ -16,7 +16,15 @@ const errorResponse = (description: string) => ({ description, content: { 'appli
 export function buildOpenApiDocument(): Record<string, unknown> {
   return {
     openapi: '3.1.0',
-    info: { title: 'AppHost gateway API', version: APPHOST_VERSION, description: 'The only HTTP edge of AppHost: runtime, View, admin and export APIs.' },
+    info: {
+      title: 'AppHost gateway API',
+      version: APPHOST_VERSION,
+      description:
+        'The only HTTP edge of AppHost: runtime, View, admin and export APIs. Every request may carry `x-correlation-id` ' +
+        '(echoed in the response and in every service log line), a W3C `traceparent` (parent of the request trace) and ' +
+        '`x-apphost-timeout-ms`, a positive integer that shortens the request deadline (HTTP_REQUEST_TIMEOUT_MS) bounding ' +
+        'every service hop; a malformed one is 400 INVALID_ARGUMENT. A request that outlives its deadline answers 504 OUTCOME_UNKNOWN.',
+    },
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
       schemas: {
