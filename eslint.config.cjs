@@ -1,4 +1,4 @@
-// Lint for every project. The module-boundary matrix is the architecture in DESIGN.md made enforceable:
+// Lint for every project. The module-boundary matrix is the layering of docs/architecture.md made enforceable:
 // contracts depend on nothing internal, libs only on contracts and lower libs, apps never on other apps,
 // and a service's scope only reaches shared code.
 const nx = require('@nx/eslint-plugin');

@@ -1,3 +1,3 @@
-// One worker: every suite boots a lifecycle-store serving the same NATS subjects in the `lifecycle-store` queue
-// group, so two suites running at once would answer each other's requests from different schemas.
+// One worker: this project's suites run one at a time. Bus isolation no longer needs it (every test file has its
+// own bus namespace, TEST_BUS_PREFIX from @apphost/testing).
 module.exports = { ...require('../../jest.preset.cjs'), displayName: 'lifecycle-store', rootDir: __dirname, maxWorkers: 1 };

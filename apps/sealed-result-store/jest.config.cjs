@@ -1,3 +1,3 @@
-// Suites that boot this service on the shared NATS must not overlap: replicas of one service share its queue
-// group, so two suites' instances (each on its own schema) would answer each other's requests.
+// One worker: this project's suites run one at a time. Bus isolation no longer needs it (every test file has its
+// own bus namespace, TEST_BUS_PREFIX from @apphost/testing).
 module.exports = { ...require('../../jest.preset.cjs'), displayName: 'sealed-result-store', rootDir: __dirname, maxWorkers: 1 };

@@ -223,8 +223,8 @@ async function rawAppend(pool: Pool, key: SessionKey, event: Record<string, unkn
 
 /**
  * A raw statement: plain text by default (what a straightforward `pg` client sends: parsed and planned on every call),
- * or with `BENCH_RAW_PREPARED=1` a named prepared statement as the service sends them (apps/lifecycle-store
- * `sessions/sql.ts`), for a like-for-like ratio that isolates the bus and service overhead.
+ * or with `BENCH_RAW_PREPARED=1` a named prepared statement as the service sends them (every statement through
+ * `@apphost/persistence`'s query API is one), for a like-for-like ratio that isolates the bus and service overhead.
  */
 const statementNames = new Map<string, string>();
 function stmt(text: string, values: unknown[]): QueryConfig {

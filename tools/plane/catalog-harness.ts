@@ -79,7 +79,7 @@ export interface CatalogPlane {
   stop(): Promise<void>;
 }
 
-/** gateway + lifecycle-store + binding-registry + catalog-policy, booted from their definitions (by path) on one NATS. */
+/** gateway + lifecycle-store + binding-registry + catalog-policy, booted from their service definitions on one NATS. */
 export async function bootCatalogPlane(natsUrl: string, prefix: string, catalogEnv: Record<string, string> = {}): Promise<CatalogPlane> {
   const definitions = loadServiceDefinitions();
   const byName = (name: string) => definitions.find((d) => d.name === name)!;

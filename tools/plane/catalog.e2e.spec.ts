@@ -27,8 +27,8 @@ import {
 import { bootCatalogPlane, fixtureSpec, matrixSpec, profile, publishedSpec, token, type CatalogPlane } from './catalog-harness';
 
 /**
- * catalog-policy end to end: the real gateway, lifecycle-store, binding-registry and catalog-policy (booted by path,
- * as the plane composes them) on a private NATS, real PostgreSQL and real stdio MCP servers.
+ * catalog-policy end to end: the real gateway, lifecycle-store, binding-registry and catalog-policy (booted from
+ * their service definitions, as the plane composes them) on a private NATS, real PostgreSQL and real stdio MCP servers.
  */
 const principal = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
 const audience = (sessionId: string) => ({ principal, session: { key: { tenant: 'acme', appName: 'app', userId: 'alice', sessionId }, incarnation: 1 } });

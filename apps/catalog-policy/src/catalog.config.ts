@@ -10,7 +10,7 @@ export const DEFAULT_RESERVED_NAMES = ['adk_request_credential', 'adk_request_co
 export const catalogConfigSchema = z.object({
   /** Comma-separated reserved names (replaces the default list). */
   CATALOG_RESERVED_NAMES: z.string().optional(),
-  /** TTL of the model-catalog cache (a selection's `cacheTtlMs` overrides it); 0 disables the cache. */
+  /** TTL of the model-catalog cache (a selection's `cacheTtlMs` may only shorten it); 0 disables the cache. */
   CATALOG_MODEL_CACHE_TTL_MS: int(0, 3_600_000).default(30_000),
   CATALOG_MODEL_CACHE_MAX_ENTRIES: int(1, 100_000).default(1000),
   /** JSON `{ appName: ToolsetSelection[] }`: the developer selection of each agent app. */

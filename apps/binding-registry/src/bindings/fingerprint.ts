@@ -2,9 +2,10 @@ import { canonicalDigest } from '@apphost/canonical-json';
 import type { HostProfile } from '@apphost/contracts';
 
 /**
- * The profile's fingerprint subset (RFC §1): extension settings and modalities, callback and connection policy,
- * policy and limits revisions, sealed-store and lifecycle-store namespace/revision. Ephemeral generations
- * (binding generation, connection generation) are deliberately not in it.
+ * The profile's fingerprint subset, the part of a host profile that `bindingRevision` signs (so a change to any of
+ * it is a new revision): extension settings and modalities, callback and connection policy, policy and limits
+ * revisions, sealed-store and lifecycle-store namespace/revision. Ephemeral generations (binding generation,
+ * connection generation) are deliberately not in it, so rebinding or reconnecting under the same key keeps the revision.
  */
 export function fingerprintSubset(profile: HostProfile) {
   return {

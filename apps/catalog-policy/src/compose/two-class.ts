@@ -15,7 +15,8 @@ export interface TwoClassResult {
 }
 
 /**
- * The deterministic two-class resolution (RFC §4/§6). The app-safe listing decides UI-associated tools (its
+ * The deterministic two-class resolution (docs/architecture.md, "Catalog"): every tool resolves to exactly one
+ * connection class, the same on every listing. The app-safe listing decides UI-associated tools (its
  * declaration wins, divergence logged); non-UI tools execute on the full class and take its declaration. Fails
  * closed per tool: non-UI on app-safe but UI on full, UI only on the full class (CLASS_DISAGREEMENT); non-UI only
  * on the app-safe class (CLASS_MISSING: it would execute where it was never listed); duplicates; malformed metadata.

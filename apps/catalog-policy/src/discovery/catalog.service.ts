@@ -117,8 +117,8 @@ export class CatalogService {
     const parts: Composition[] = [];
     for (const selection of selections) {
       // Both classes must list completely, or there is no catalog at all. They list concurrently (independent
-      // connections); app-safe precedence (RFC §4) is in resolveTwoClass, and a failure of the app-safe listing
-      // is the one reported when both fail, as if they had run in order.
+      // connections); the rule that the app-safe class decides UI tools is in resolveTwoClass, and a failure of the
+      // app-safe listing is the one reported when both fail, as if they had run in order.
       const [appSafeListing, fullListing] = await Promise.allSettled([
         this.discovery.acquireAndList(selection.toolsetId, 'app-safe', audience),
         this.discovery.acquireAndList(selection.toolsetId, 'full', audience),

@@ -179,7 +179,8 @@ export class CallPipeline {
     if (!uiAssociated || !resourceUri)
       return { response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> } };
     if (toolset.bindingRevision === null) {
-      // MODEL_ONLY: the legacy payload, the result unchanged, no sealing and no sealing limits (RFC §3 compatibility matrix).
+      // MODEL_ONLY (a toolset without a profile): the legacy `{ resourceUri, tool, toolArgs }` widget and the result
+      // unchanged, as hosts without sealing expect; no sealing and no sealing limits.
       return {
         response: { functionCallId: call.functionCallId, name: call.tool, response: result.valid as Record<string, unknown> },
         widget: { resourceUri, tool: call.tool, toolArgs: call.arguments },

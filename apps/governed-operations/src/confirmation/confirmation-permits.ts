@@ -5,8 +5,9 @@ import type { CoordinationStore } from '@apphost/coordination';
 import { AppHostError, confirmationIdSchema, sessionKeySchema, toolsetSelectionSchema, type Principal, type SessionKey } from '@apphost/contracts';
 
 /**
- * A sealed one-shot confirmation permit: everything the decision needs, bound at admission (RFC §4 "sealed
- * confirmation permit"): tool identity (toolset, native name, declaration identity), server, binding revision, and
+ * A sealed one-shot confirmation permit: everything the decision needs, bound at admission so that what runs after
+ * approval is exactly what was held, and the decision cannot change it (the body of a decision carries no
+ * arguments): tool identity (toolset, native name, declaration identity), server, binding revision, and
  * the canonical arguments with their `confirmation-arguments` digest. Host-held; the model and the runtime only
  * ever see its id.
  */

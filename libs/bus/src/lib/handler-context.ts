@@ -2,6 +2,6 @@
 export interface HandlerContext {
   subject: string;
   correlationId: string;
-  /** Epoch ms after which the caller has given up; pass it on to nested requests via `parent`. */
+  /** Epoch ms after which the caller has given up; nested requests are bounded by it through `RequestContexts`. */
   deadline: number | undefined;
 }

@@ -27,7 +27,8 @@ import {
  * `resolve` follows a chunked reply with `read-chunk` calls and parses the reassembled canonical bytes. `commit`
  * binds a PENDING record to its appended event.
  *
- * Pure protocol over a BusClient; every request carries the `options` given here (timeout, parent context).
+ * Pure protocol over a BusClient; every request carries the `options` given here (e.g. `timeoutMs`), and the
+ * request being served (correlation id, deadline) carries over through `RequestContexts`.
  */
 export class SealedResultClient {
   constructor(

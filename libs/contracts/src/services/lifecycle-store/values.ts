@@ -91,7 +91,8 @@ export type WidgetDescriptor = z.infer<typeof widgetDescriptorSchema>;
 
 /**
  * The legacy `UiWidget` payload a profile-less (`MODEL_ONLY`) toolset emits unchanged: no sealing, no reference.
- * Renderers dual-read it (RFC §3 compatibility matrix); it carries the model's own arguments, never result bytes.
+ * Renderers read both it and the descriptor (a descriptor for profile-bound toolsets, this for `MODEL_ONLY`
+ * ones); it carries the model's own arguments, never result bytes.
  */
 export const legacyWidgetSchema = z
   .object({

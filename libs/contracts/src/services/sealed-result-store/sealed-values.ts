@@ -68,8 +68,8 @@ export const sealedCallToolResultSchema = z.looseObject({
 });
 
 /**
- * `RefreshInvocationRecord` (RFC §6 cold replay): what re-running the initial call needs, never on a public
- * surface. Arguments are carried as canonical JSON (inline) or as a protected locator plus its digest.
+ * `RefreshInvocationRecord`: what re-running the initial call needs when its sealed result is gone or must be
+ * refreshed (a cold replay), never on a public surface. Arguments are carried as canonical JSON (inline) or as a protected locator plus its digest.
  */
 export const refreshInvocationRecordSchema = z.strictObject({
   serverId: opaqueId('server id'),
