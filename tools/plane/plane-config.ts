@@ -11,6 +11,7 @@ const planeConfigSchema = z.object({
   DATABASE_URL: z.string().min(1).optional(),
   REDIS_URL: z.string().min(1).optional(),
   BUS_SUBJECT_PREFIX: commonConfigSchema.shape.BUS_SUBJECT_PREFIX,
+  OTEL_EXPORTER_OTLP_ENDPOINT: commonConfigSchema.shape.OTEL_EXPORTER_OTLP_ENDPOINT,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -1,4 +1,6 @@
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { BusClient } from '@apphost/bus';
@@ -134,6 +136,34 @@ describe('all-in-one plane', () => {
       }
     }
   }, 150_000);
+
+  it('exports its spans over OTLP/HTTP when OTEL_EXPORTER_OTLP_ENDPOINT is set', async () => {
+    const received: { url?: string; body: Buffer }[] = [];
+    const collector = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        received.push({ url: req.url, body: Buffer.concat(chunks) });
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+      });
+    });
+    await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
+    try {
+      const endpoint = `http://127.0.0.1:${(collector.address() as AddressInfo).port}`;
+      const plane = await startPlane({ APPHOST_HOME: home, NATS_URL: '', DATABASE_URL: '', REDIS_URL: '', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint });
+      expect((await listServices(plane.base, path.join(home, 'dev-token'))).map((s) => s.status)).toEqual(Array(7).fill('ok'));
+      plane.child.kill('SIGTERM'); // the batch processor flushes on shutdown
+      expect((await waitForExit(plane.child, 30_000)).code).toBe(0);
+      const traces = received.filter((r) => r.url === '/v1/traces');
+      expect(traces.length).toBeGreaterThan(0);
+      const all = Buffer.concat(traces.map((t) => t.body)).toString('latin1');
+      expect(all).toContain('apphost-plane');
+      expect(all).toContain('HTTP GET /v1/services');
+      expect(all).toContain('bus handle apphost.lifecycle-store.describe.v1');
+    } finally {
+      await new Promise((resolve) => collector.close(resolve));
+    }
+  }, 120_000);
 
   it('refuses bad configuration with a clear message and exit code 2', async () => {
     const child = spawnTs(ENTRY, { APPHOST_HOME: home, APPHOST_PORT: 'eighty' });

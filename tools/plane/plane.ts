@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { InProcessTransport, NatsTransport, type BusTransport } from '@apphost/bus';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@apphost/persistence';
-import { createLogger, startService, type RunningService } from '@apphost/runtime';
+import { createLogger, startService, startTracing, type RunningService } from '@apphost/runtime';
 import type { PlaneConfig } from './plane-config';
 import { loadServiceDefinitions } from './services';
 
@@ -32,6 +32,8 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
   };
 
   try {
+    const tracing = startTracing('apphost-plane', config);
+    cleanups.push(() => tracing.shutdown());
     const transport: BusTransport = config.NATS_URL
       ? await NatsTransport.connect({ servers: config.NATS_URL.split(','), name: `apphost-plane/${instanceId}`, subjectPrefix: config.BUS_SUBJECT_PREFIX })
       : new InProcessTransport(undefined, config.BUS_SUBJECT_PREFIX);
