@@ -21,7 +21,7 @@ import {
   uniquePrefix,
 } from '@apphost/testing';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
-import { callStarted } from '../test/call-started';
+import { callHeld, callStarted } from '../test/call-started';
 
 /*
  * Idle eviction, maximum lifetime, cancellation and multi-round input requests, all through the bus. The registry
@@ -94,13 +94,14 @@ const rowOf = async (generationId: string) =>
 describe('idle eviction and maximum lifetime (from the profile)', () => {
   it('the last release makes a generation evictable; in-flight operations hold it; idle eviction ends it for good', async () => {
     const handle = await acquire('idle', 'idle-1');
-    const started = callStarted('slow');
-    const slow = callTool(handle, 'slow', { ms: IDLE_MS * 3, steps: 3 });
-    await started;
+    const held = callHeld('slow');
+    const slow = callTool(handle, 'slow', { ms: 10, steps: 1 });
+    await held.started;
     expect(await release(handle)).toEqual({ released: true, references: 0 });
     // No lease left, but the call is in flight: the generation outlives any idle delay.
     clock.advance(IDLE_MS * 3);
-    expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: IDLE_MS * 3 } } });
+    held.release();
+    expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: 10 } } });
     // Nothing holds it now: the idle delay runs from the end of the last operation (a ping is one, and restarts it).
     clock.advance(IDLE_MS - 1);
     expect((await ping(handle)).ok).toBe(true);
@@ -245,12 +246,12 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
     const handle = await acquire('modern', 'mrtr-3', 'full');
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'late' }));
     // Within the total (a new round does not restart it), the flow goes on.
-    clock.advance(MRTR_TOTAL_MS - 5000);
+    clock.advance(MRTR_TOTAL_MS / 2);
     const round2 = asRound(
       await callTool(handle, 'confirm', { action: 'late' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }),
     );
     expect(round2).toMatchObject({ flowId: round1.flowId, round: 2 });
-    clock.advance(5001);
+    clock.advance(MRTR_TOTAL_MS / 2 + 1);
     const late = await expectAppError(
       callTool(
         handle,
