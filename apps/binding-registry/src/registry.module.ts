@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Module, type DynamicModule } from '@nestjs/common';
+import type { Clock } from '@apphost/mcp';
 import { FAULT_POINTS, FaultPoints } from '@apphost/runtime';
 import { BindingService } from './bindings/binding.service';
 import { BindingStateWaiter } from './bindings/binding-state-waiter';
@@ -12,13 +13,13 @@ import { ConnectionHandlers } from './handlers/connection.handlers';
 import { keyRingProvider } from './keys/key-ring.provider';
 import type { RegistryConfig } from './registry.config';
 import type { RegistryFaultPoint } from './registry.faults';
-import { REGISTRY_CONFIG, REGISTRY_INSTANCE } from './registry.tokens';
+import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE } from './registry.tokens';
 import type { RegistryStore } from './store/registry-store';
 import { RegistryStoreAccess } from './store/store-access';
 
 @Module({})
 export class RegistryModule {
-  static register(store: RegistryStore, config: RegistryConfig, instanceId: string): DynamicModule {
+  static register(store: RegistryStore, config: RegistryConfig, instanceId: string, clock: Clock): DynamicModule {
     return {
       module: RegistryModule,
       providers: [
@@ -26,6 +27,7 @@ export class RegistryModule {
         { provide: REGISTRY_CONFIG, useValue: config },
         { provide: FAULT_POINTS, useValue: new FaultPoints<RegistryFaultPoint>() },
         { provide: REGISTRY_INSTANCE, useValue: { instanceId, incarnation: randomUUID() } },
+        { provide: REGISTRY_CLOCK, useValue: clock },
         keyRingProvider,
         OwnedGenerations,
         GenerationFanout,

@@ -3,6 +3,7 @@ export * from './lib/target';
 export * from './lib/capabilities';
 export * from './lib/errors';
 export * from './lib/pagination';
+export * from './lib/clock';
 export * from './lib/mrtr';
 export * from './lib/connection';
 export * from './lib/generation-client';

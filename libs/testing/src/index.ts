@@ -1,4 +1,5 @@
 export * from './lib/async';
+export * from './lib/manual-clock';
 export * from './lib/boot';
 export * from './lib/environment';
 export * from './lib/expect-error';

@@ -10,14 +10,14 @@ import {
   type ParsedRequestOf,
   type RegistryAcquireGeneration,
 } from '@apphost/contracts';
-import { McpConnection } from '@apphost/mcp';
+import { McpConnection, type Clock } from '@apphost/mcp';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { BindingService } from '../bindings/binding.service';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
 import type { GenerationRow } from '../store/generations.repository';
 import type { RegistryFaultPoint } from '../registry.faults';
-import { REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
+import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { generationKey, principalIdentity, SECURITY_DOMAIN_PURPOSE } from './generation-key';
 import { policyOf } from './generation-policy';
@@ -43,6 +43,7 @@ export class GenerationService {
     @Inject(REGISTRY_INSTANCE) private readonly instance: RegistryInstance,
     @Inject(REGISTRY_CONFIG) private readonly config: RegistryConfig,
     @Inject(FAULT_POINTS) private readonly faults: FaultPoints<RegistryFaultPoint>,
+    @Inject(REGISTRY_CLOCK) private readonly clock: Clock,
   ) {}
 
   async acquire(request: AcquireRequest): Promise<GenerationHandle> {
@@ -93,6 +94,7 @@ export class GenerationService {
               connectTimeoutMs: this.config.connectTimeoutMs,
               requestTimeoutMs: policy.callTimeoutMs,
               mrtr: policy.mrtr,
+              clock: this.clock,
               onClosed: (reason) => reason === 'transport' && onClosed(),
             }),
           );

@@ -14,19 +14,23 @@ import {
   dropSchemasWithPrefix,
   eventually,
   expectAppError,
-  sleep,
+  ManualClock,
   type PrivateNats,
   startFakeProviders,
   startPrivateNats,
   uniquePrefix,
 } from '@apphost/testing';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
-import { callStarted } from '../test/call-started';
+import { callHeld, callStarted } from '../test/call-started';
 
-/* Idle eviction, maximum lifetime, cancellation and multi-round input requests, all through the bus. */
+/*
+ * Idle eviction, maximum lifetime, cancellation and multi-round input requests, all through the bus. The registry
+ * runs its idle, lifetime and flow-deadline timers on `clock`: tests advance it instead of waiting for real time.
+ */
 const IDLE_MS = 400;
 const LIFETIME_MS = 4000;
-const MRTR_TOTAL_MS = 1500;
+const MRTR_TOTAL_MS = 30_000;
+const clock = new ManualClock();
 const prefix = uniquePrefix();
 let nats: PrivateNats;
 let registry: RegistryUnderTest;
@@ -35,7 +39,7 @@ let providers: { stop(): Promise<void> };
 beforeAll(async () => {
   nats = await startPrivateNats();
   providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-  registry = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-life' });
+  registry = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-life' }, { clock });
   const put = async (profileId: string, p: ReturnType<typeof profile>) => registry.client.request(RegistryPutProfile, { profileId, profile: p });
   await put('idle', profile({}, { idleEvictMs: IDLE_MS }));
   await put('lifetime', profile({}, { maxLifetimeMs: LIFETIME_MS }));
@@ -76,6 +80,8 @@ const callTool = (
     { timeoutMs: 30_000 },
   );
 const ping = (handle: GenerationHandle) => requestOnGeneration(registry.client, ConnPing, handle, {});
+const release = (handle: GenerationHandle) => requestOnGeneration(registry.client, ConnRelease, handle, { leaseId: handle.leaseId });
+const goneBecause = (why: string) => ({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why } });
 const rowOf = async (generationId: string) =>
   (
     await queryRegistrySchema<{ state: string; close_reason: string | null }>(
@@ -88,27 +94,29 @@ const rowOf = async (generationId: string) =>
 describe('idle eviction and maximum lifetime (from the profile)', () => {
   it('the last release makes a generation evictable; in-flight operations hold it; idle eviction ends it for good', async () => {
     const handle = await acquire('idle', 'idle-1');
-    const started = callStarted('slow');
-    const slow = callTool(handle, 'slow', { ms: IDLE_MS * 3, steps: 3 });
-    await started;
-    expect(await requestOnGeneration(registry.client, ConnRelease, handle, { leaseId: handle.leaseId })).toEqual({ released: true, references: 0 });
-    // No lease left, but the call is in flight: the generation must outlive the idle delay.
-    expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: IDLE_MS * 3 } } });
+    const held = callHeld('slow');
+    const slow = callTool(handle, 'slow', { ms: 10, steps: 1 });
+    await held.started;
+    expect(await release(handle)).toEqual({ released: true, references: 0 });
+    // No lease left, but the call is in flight: the generation outlives any idle delay.
+    clock.advance(IDLE_MS * 3);
+    held.release();
+    expect(await slow).toMatchObject({ kind: 'complete', result: { structuredContent: { slept: 10 } } });
+    // Nothing holds it now: the idle delay runs from the end of the last operation (a ping is one, and restarts it).
+    clock.advance(IDLE_MS - 1);
     expect((await ping(handle)).ok).toBe(true);
-    // Watch the directory, not the generation: a ping is an in-flight reference and would restart the idle clock.
+    clock.advance(IDLE_MS);
+    expect(await expectAppError(ping(handle))).toMatchObject(goneBecause('IDLE_EVICTED'));
+    // The owner stops serving the generation first, then records why: the durable row follows shortly after.
     const row = await eventually(
       async () => {
         const r = await rowOf(handle.generationId);
         return r?.state === 'LIVE' ? undefined : r;
       },
-      IDLE_MS * 10,
+      10_000,
       50,
     );
     expect(row).toEqual({ state: 'CLOSED', close_reason: 'IDLE_EVICTED' });
-    expect(await expectAppError(ping(handle))).toMatchObject({
-      code: 'FAILED_PRECONDITION',
-      details: { reason: 'CONNECTION_GENERATION_GONE', why: 'IDLE_EVICTED' },
-    });
     const next = await acquire('idle', 'idle-1');
     expect(next.generationId).not.toBe(handle.generationId);
     expect(next.fence).toBeGreaterThan(handle.fence);
@@ -116,19 +124,25 @@ describe('idle eviction and maximum lifetime (from the profile)', () => {
 
   it('a held reference keeps a generation from idle eviction', async () => {
     const handle = await acquire('idle', 'idle-held');
-    await sleep(IDLE_MS * 3);
+    // Operations end while the lease is held: none of them may start the idle delay.
+    expect((await ping(handle)).ok).toBe(true);
+    clock.advance(IDLE_MS * 3);
     expect((await ping(handle)).ok).toBe(true);
     expect(await rowOf(handle.generationId)).toEqual({ state: 'LIVE', close_reason: null });
+    // The same wait without the lease ends it: the lease is what kept it.
+    expect(await release(handle)).toEqual({ released: true, references: 0 });
+    clock.advance(IDLE_MS);
+    expect(await expectAppError(ping(handle))).toMatchObject(goneBecause('IDLE_EVICTED'));
   }, 60_000);
 
   it('the maximum lifetime ends a generation even while references are held', async () => {
-    const started = Date.now(); // before the claim, so this bounds the lifetime from below
     const handle = await acquire('lifetime', 'life-1');
     expect((await ping(handle)).ok).toBe(true);
-    // Pings (in-flight references) do not extend a lifetime: keep using the generation until it ends.
-    const gone = await eventually(async () => expectAppError(ping(handle)).catch(() => undefined), LIFETIME_MS * 3, 100);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(LIFETIME_MS);
-    expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE', why: 'MAX_LIFETIME' } });
+    // The lease is held and pings (in-flight references) keep coming: neither extends a lifetime.
+    clock.advance(LIFETIME_MS - 1);
+    expect((await ping(handle)).ok).toBe(true);
+    clock.advance(1);
+    expect(await expectAppError(ping(handle))).toMatchObject(goneBecause('MAX_LIFETIME'));
     // The owner stops serving the generation first, then records why: the durable row follows shortly after.
     const closed = await eventually(
       async () => {
@@ -228,10 +242,16 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
     expect(capped).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' } });
   }, 60_000);
 
-  it('total time of a flow is bounded by the profile', async () => {
+  it('total time of a flow is bounded by the profile, counted from its first round', async () => {
     const handle = await acquire('modern', 'mrtr-3', 'full');
     const round1 = asRound(await callTool(handle, 'confirm', { action: 'late' }));
-    await sleep(MRTR_TOTAL_MS + 300);
+    // Within the total (a new round does not restart it), the flow goes on.
+    clock.advance(MRTR_TOTAL_MS / 2);
+    const round2 = asRound(
+      await callTool(handle, 'confirm', { action: 'late' }, { continuation: { flowId: round1.flowId, inputResponses: {}, requestState: round1.requestState } }),
+    );
+    expect(round2).toMatchObject({ flowId: round1.flowId, round: 2 });
+    clock.advance(MRTR_TOTAL_MS / 2 + 1);
     const late = await expectAppError(
       callTool(
         handle,
@@ -239,9 +259,9 @@ describe('multi-round input requests on a full connection (2026-07-28), through 
         { action: 'late' },
         {
           continuation: {
-            flowId: round1.flowId,
+            flowId: round2.flowId,
             inputResponses: { confirm: { action: 'accept', content: { confirm: true } } },
-            requestState: round1.requestState,
+            requestState: round2.requestState,
           },
         },
       ),

@@ -1,5 +1,5 @@
 import type { Logger } from '@apphost/runtime';
-import type { McpConnection } from '@apphost/mcp';
+import { systemClock, type CancelScheduled, type Clock, type McpConnection } from '@apphost/mcp';
 import { RegistryReasons } from '@apphost/contracts';
 import type { GenerationRow, GenerationsRepository } from '../store/generations.repository';
 import { generationGone } from './generation-errors';
@@ -14,14 +14,15 @@ export interface LocalGeneration {
   inflight: number;
   calls: Map<string, AbortController>;
   ended?: string;
-  idleTimer?: NodeJS.Timeout;
-  lifetimeTimer?: NodeJS.Timeout;
+  cancelIdleTimer?: CancelScheduled;
+  cancelLifetimeTimer?: CancelScheduled;
 }
 
 /**
  * The connection generations this process owns: the live MCP connections, their references (leases held by
  * Views, reservations, runners; in-flight operations), idle eviction and maximum lifetime. Ending a generation
- * closes its connection and marks its directory row (guarded by the fence); it never comes back.
+ * closes its connection and marks its directory row (guarded by the fence); it never comes back. Both timers run on
+ * `clock` (real time in a service; a test advances a manual clock instead of waiting).
  */
 export class LocalGenerations {
   private readonly generations = new Map<string, LocalGeneration>();
@@ -32,6 +33,7 @@ export class LocalGenerations {
     private readonly repository: GenerationsRepository,
     private readonly logger: Logger,
     private readonly ownershipValid: () => boolean,
+    private readonly clock: Clock = systemClock,
   ) {}
 
   add(row: GenerationRow, policy: GenerationPolicy, open: (onClosed: () => void) => Promise<McpConnection>): LocalGeneration {
@@ -48,8 +50,7 @@ export class LocalGenerations {
       },
     );
     local.opening.catch(() => undefined);
-    local.lifetimeTimer = setTimeout(() => void this.end(local, 'CLOSED', 'MAX_LIFETIME'), policy.maxLifetimeMs);
-    local.lifetimeTimer.unref();
+    local.cancelLifetimeTimer = this.clock.schedule(policy.maxLifetimeMs, () => void this.end(local, 'CLOSED', 'MAX_LIFETIME'));
     this.generations.set(row.generationId, local);
     this.logger.info(
       {
@@ -142,7 +143,7 @@ export class LocalGenerations {
     if (local.ended) return;
     local.ended = reason;
     this.cancelIdle(local);
-    clearTimeout(local.lifetimeTimer);
+    local.cancelLifetimeTimer?.();
     for (const controller of local.calls.values()) controller.abort(reason);
     this.generations.delete(local.row.generationId);
     this.endedReasons.set(local.row.generationId, { fence: local.row.fence, reason });
@@ -157,13 +158,12 @@ export class LocalGenerations {
   private maybeIdle(local: LocalGeneration, delayMs = local.policy.idleEvictMs): void {
     if (local.ended || local.leases.size > 0 || local.inflight > 0) return;
     this.cancelIdle(local);
-    local.idleTimer = setTimeout(() => void this.end(local, 'CLOSED', 'IDLE_EVICTED'), delayMs);
-    local.idleTimer.unref();
+    local.cancelIdleTimer = this.clock.schedule(delayMs, () => void this.end(local, 'CLOSED', 'IDLE_EVICTED'));
   }
 
   private cancelIdle(local: LocalGeneration): void {
-    if (local.idleTimer) clearTimeout(local.idleTimer);
-    local.idleTimer = undefined;
+    local.cancelIdleTimer?.();
+    local.cancelIdleTimer = undefined;
   }
 }
 

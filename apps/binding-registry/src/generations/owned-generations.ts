@@ -1,7 +1,8 @@
 import { Inject, Injectable, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
+import type { Clock } from '@apphost/mcp';
 import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
 import { RegistryStoreAccess } from '../store/store-access';
-import { REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
+import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { InstanceLease } from './instance-lease';
 import { LocalGenerations } from './local-generations';
@@ -17,8 +18,9 @@ export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
     @Inject(REGISTRY_INSTANCE) instance: RegistryInstance,
     @Inject(REGISTRY_CONFIG) config: RegistryConfig,
     @Inject(SERVICE_CONTEXT) context: ServiceContext,
+    @Inject(REGISTRY_CLOCK) clock: Clock,
   ) {
-    this.local = new LocalGenerations(store.generations, context.logger, () => this.lease.valid());
+    this.local = new LocalGenerations(store.generations, context.logger, () => this.lease.valid(), clock);
     this.lease = new InstanceLease(store.generations, instance.instanceId, instance.incarnation, config.instanceLeaseMs, context.logger, (reason) =>
       this.local.endAll('GONE', reason),
     );

@@ -1,3 +1,4 @@
+import { deferred } from '@apphost/testing';
 import { McpConnection } from '@apphost/mcp';
 
 /**
@@ -16,4 +17,22 @@ export function callStarted(name: string): Promise<void> {
       return original.call(this, input, options);
     });
   });
+}
+
+/**
+ * Like `callStarted`, but the call stays in flight (registered, counted as a reference) until the test calls
+ * `release()`; only then does it reach the MCP server. Keeps a call in flight for as long as a test needs,
+ * without making the server sleep "long enough".
+ */
+export function callHeld(name: string): { started: Promise<void>; release(): void } {
+  const original = McpConnection.prototype.callTool;
+  const started = deferred();
+  const released = deferred();
+  const spy = jest.spyOn(McpConnection.prototype, 'callTool').mockImplementation(function (this: McpConnection, input, options) {
+    if (input.name !== name) return original.call(this, input, options);
+    spy.mockRestore();
+    started.resolve();
+    return released.promise.then(() => original.call(this, input, options));
+  });
+  return { started: started.promise, release: () => released.resolve() };
 }

@@ -12,16 +12,25 @@ import {
   type ServiceUnderTest,
 } from '@apphost/testing';
 import { Client as PgClient } from 'pg';
-import { bindingRegistryService } from '../service';
+import { bindingRegistryService, createBindingRegistryService, type BindingRegistryOptions } from '../service';
 
 export interface RegistryUnderTest extends ServiceUnderTest {
   instanceId: string;
 }
 
-/** One registry instance on its own NATS connection (two of these are two registry replicas); `stop()` is idempotent. */
-export async function bootRegistry(natsUrl: string, prefix: string, env: Record<string, string> = {}): Promise<RegistryUnderTest> {
+/**
+ * One registry instance on its own NATS connection (two of these are two registry replicas); `stop()` is idempotent.
+ * `options.clock` (a `ManualClock`) lets the test move idle eviction, lifetimes and flow deadlines itself.
+ */
+export async function bootRegistry(
+  natsUrl: string,
+  prefix: string,
+  env: Record<string, string> = {},
+  options: BindingRegistryOptions = {},
+): Promise<RegistryUnderTest> {
   const instanceId = env['INSTANCE_ID'] ?? `reg-${randomBytes(3).toString('hex')}`;
-  const service = await bootService(bindingRegistryService, prefix, {
+  const definition = options.clock ? createBindingRegistryService(options) : bindingRegistryService;
+  const service = await bootService(definition, prefix, {
     NATS_URL: natsUrl,
     INSTANCE_ID: instanceId,
     REGISTRY_ALLOW_STDIO: 'true',

@@ -1,6 +1,7 @@
 import { Client, StreamableHTTPClientTransport, isInputRequiredResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { AppHostError, ConnectionReasons } from '@apphost/contracts';
+import { type Clock } from './clock';
 import { buildClientCapabilities, type AdvertisedCapabilities, type ConnectionClass } from './capabilities';
 import { APP_MIME_TYPE } from './constants';
 import { MCP_REASONS, toAppHostError } from './errors';
@@ -19,6 +20,8 @@ export interface OpenConnectionOptions {
   /** Default per-request timeout when an operation does not give one. */
   requestTimeoutMs?: number;
   mrtr?: MrtrLimits;
+  /** Measures the total time of multi-round input flows (`systemClock` unless given). */
+  clock?: Clock;
   clientInfo?: { name: string; version: string };
   /** Called once when the connection ends for any reason (close, server exit, transport error). */
   onClosed?: (reason: 'closed' | 'transport') => void;
@@ -65,7 +68,7 @@ export class McpConnection {
     readonly capabilities: AdvertisedCapabilities,
     private readonly options: OpenConnectionOptions,
   ) {
-    this.flows = new MrtrFlows(options.mrtr ?? DEFAULT_MRTR_LIMITS);
+    this.flows = new MrtrFlows(options.mrtr ?? DEFAULT_MRTR_LIMITS, options.clock);
   }
 
   static async open(options: OpenConnectionOptions): Promise<McpConnection> {

@@ -1,4 +1,5 @@
 import { AppHostError, ConnectionReasons } from '@apphost/contracts';
+import { systemClock, type Clock } from './clock';
 import { MCP_REASONS } from './errors';
 
 /** Caps of one multi-round-trip flow on a `full` connection. */
@@ -27,18 +28,22 @@ interface Flow {
 /**
  * The multi-round-trip flows of one `full` connection. The registry never fulfils input itself: each
  * `input_required` round goes back to the caller, whose continuation must name the flow, stay within the
- * round and time caps, and echo `requestState` byte for byte (compared here, never re-encoded).
+ * round and time caps, and echo `requestState` byte for byte (compared here, never re-encoded). The total time of a
+ * flow is measured on `clock`.
  */
 export class MrtrFlows {
   private readonly flows = new Map<string, Flow>();
   private next = 0;
 
-  constructor(private readonly limits: MrtrLimits) {}
+  constructor(
+    private readonly limits: MrtrLimits,
+    private readonly clock: Clock = systemClock,
+  ) {}
 
   /** Records an `input_required` answer and returns what the caller sees. */
   open(toolName: string, flowId: string | undefined, inputRequests: Record<string, unknown>, requestState: string | undefined): InputRequiredOutcome {
     const existing = flowId ? this.flows.get(flowId) : undefined;
-    const flow: Flow = existing ?? { toolName, startedAt: Date.now(), round: 0 };
+    const flow: Flow = existing ?? { toolName, startedAt: this.clock.now(), round: 0 };
     flow.round += 1;
     flow.requestState = requestState;
     if (flow.round > this.limits.maxRounds) {
@@ -60,7 +65,7 @@ export class MrtrFlows {
         details: ConnectionReasons.details('INPUT_REQUIRED_FLOW_UNKNOWN'),
       });
     }
-    if (Date.now() - flow.startedAt > this.limits.maxTotalMs) {
+    if (this.clock.now() - flow.startedAt > this.limits.maxTotalMs) {
       this.flows.delete(flowId);
       throw new AppHostError('FAILED_PRECONDITION', `input-request flow exceeded ${this.limits.maxTotalMs} ms`, {
         details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime),
@@ -75,7 +80,7 @@ export class MrtrFlows {
 
   remainingMs(flowId: string): number {
     const flow = this.flows.get(flowId);
-    return flow ? Math.max(1, this.limits.maxTotalMs - (Date.now() - flow.startedAt)) : this.limits.maxTotalMs;
+    return flow ? Math.max(1, this.limits.maxTotalMs - (this.clock.now() - flow.startedAt)) : this.limits.maxTotalMs;
   }
 
   finish(flowId: string | undefined): void {
