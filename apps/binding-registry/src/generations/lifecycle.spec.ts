@@ -173,7 +173,7 @@ describe('cancel-call', () => {
       const out = await callTool(handle, 'whoami', {});
       const cancellations = out.kind === 'complete' ? (out.result['structuredContent'] as { cancellations: number }).cancellations : 0;
       return cancellations >= 1 ? cancellations : undefined;
-    }, 5000);
+    }, 15_000);
     expect(seen).toBe(1);
     expect((await ping(handle)).ok).toBe(true);
   }, 60_000);
