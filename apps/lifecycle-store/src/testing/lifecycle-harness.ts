@@ -232,9 +232,7 @@ export class LifecycleHarness {
     return rows.map((r) => ({ ...r, incarnation: r.incarnation === null ? null : Number(r.incarnation) }));
   }
 
-  async eventRows(
-    key: SessionKey,
-  ): Promise<
+  async eventRows(key: SessionKey): Promise<
     {
       incarnation: number;
       event_id: number;
