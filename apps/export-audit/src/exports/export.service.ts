@@ -229,13 +229,13 @@ export class ExportService {
     if (loaded.keyActive && !now.keyActive) throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key was rotated during the export');
     if (!now.policy.projections.includes(req.projection)) throw deny('PERMISSION_DENIED', 'PROJECTION_NOT_ALLOWED', 'the projection is no longer allowed');
     if (bytes > now.policy.maxBytes) throw deny('PAYLOAD_TOO_LARGE', 'EXPORT_TOO_LARGE', 'the export exceeds the profile byte limit');
+    const bulk = await this.deps.store.releasesOfSession(req.session, incarnation).catch((error: unknown) => Promise.reject(auditUnavailable(error)));
+    if (bulk >= now.policy.bulkCap) throw deny('RESOURCE_EXHAUSTED', 'BULK_CAP_REACHED', 'the session reached its export bulk cap');
     const clock = this.deps.now ?? Date.now;
     const recent = await this.deps.store
       .releasesByPrincipalSince(req.session.tenant, digest, new Date(clock() - 60_000), req.operationId)
       .catch((error: unknown) => Promise.reject(auditUnavailable(error)));
     if (recent + 1 > now.policy.perPrincipalPerMinute) throw deny('RESOURCE_EXHAUSTED', 'RATE_LIMITED', 'too many exports this minute');
-    const bulk = await this.deps.store.releasesOfSession(req.session, incarnation).catch((error: unknown) => Promise.reject(auditUnavailable(error)));
-    if (bulk >= now.policy.bulkCap) throw deny('RESOURCE_EXHAUSTED', 'BULK_CAP_REACHED', 'the session reached its export bulk cap');
   }
 
   private async currentIncarnation(session: SessionKey): Promise<number> {
