@@ -1,4 +1,5 @@
 import {
+  ExportAuditDescribe,
   RegistryPutProfile,
   RegistryPutToolset,
   RegistryRevokeToolset,
@@ -7,17 +8,9 @@ import {
   type RunToolBatchResponse,
 } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
-import {
-  bootServices,
-  descriptors,
-  dropSchemasWithPrefix,
-  latch,
-  startPrivateNats,
-  uniquePrefix,
-  type PrivateNats,
-  type ServiceUnderTest,
-} from '@apphost/testing';
-import { baseUrlOf, fixtureSpec, JWT_GATEWAY_ENV, profile, token } from './catalog-harness';
+import { bootService, descriptors, dropSchemasWithPrefix, latch, startPrivateNats, uniquePrefix, type PrivateNats } from '@apphost/testing';
+import { fixtureSpec, profile, token } from './catalog-harness';
+import { bootExportPlane, type ExportPlaneServices } from './exports-harness';
 import { loadServiceDefinitions } from './services';
 
 jest.setTimeout(120_000);
@@ -48,7 +41,7 @@ const SMALL: HostProfile['export'] = { projections: ['content'], maxBytes: 20, p
 describe('export in the plane', () => {
   const prefix = uniquePrefix();
   let nats: PrivateNats;
-  let services: Record<'lifecycle' | 'sealed' | 'exportAudit' | 'registry' | 'catalog' | 'governed' | 'gateway', ServiceUnderTest>;
+  let services: ExportPlaneServices;
   let stopPlane: () => Promise<void>;
   let base: string;
   let alice: string;
@@ -115,42 +108,15 @@ describe('export in the plane', () => {
 
   beforeAll(async () => {
     nats = await startPrivateNats();
-    const definitions = loadServiceDefinitions();
-    const byName = (name: string) => definitions.find((d) => d.name === name)!;
-    const booted = await bootServices(
+    const plane = await bootExportPlane(
+      nats.url,
       prefix,
-      {
-        lifecycle: { definition: byName('lifecycle-store'), env: { LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store,export-audit' } },
-        sealed: { definition: byName('sealed-result-store'), env: { SEALED_GC_INTERVAL_MS: '0' } },
-        exportAudit: { definition: byName('export-audit'), env: { EXPORT_PURGE_INTERVAL_MS: '0' } },
-        registry: {
-          definition: byName('binding-registry'),
-          env: {
-            REGISTRY_ALLOW_STDIO: 'true',
-            REGISTRY_PROVIDER_TIMEOUT_MS: '1000',
-            INSTANCE_ID: 'reg-exports',
-            REGISTRY_KEY_VERIFY_WINDOW_MS: String(VERIFY_WINDOW_MS),
-          },
-        },
-        catalog: {
-          definition: byName('catalog-policy'),
-          env: {
-            CATALOG_APP_TOOLSETS: JSON.stringify({
-              'nonce-app': [{ toolsetId: 'nonce' }],
-              'tight-app': [{ toolsetId: 'tight' }],
-              'revoke-app': [{ toolsetId: 'revoked' }],
-              'small-app': [{ toolsetId: 'small' }],
-            }),
-          },
-        },
-        governed: { definition: byName('governed-operations') },
-        gateway: { definition: byName('gateway'), env: JWT_GATEWAY_ENV },
-      },
-      { NATS_URL: nats.url },
+      { 'nonce-app': 'nonce', 'tight-app': 'tight', 'revoke-app': 'revoked', 'small-app': 'small' },
+      { REGISTRY_KEY_VERIFY_WINDOW_MS: String(VERIFY_WINDOW_MS) },
     );
-    services = booted.services as typeof services;
-    stopPlane = booted.stop;
-    base = baseUrlOf(services.gateway);
+    services = plane;
+    stopPlane = plane.stop;
+    base = plane.base;
     faults = services.exportAudit.running.app.get(FAULT_POINTS);
     alice = await token('alice', 'runtime export audit');
     const registry = services.registry.client;
@@ -383,6 +349,51 @@ describe('export in the plane', () => {
     const audit = await rows('nonce-app', 'x-dup');
     expect(audit).toHaveLength(1);
     expect(audit[0]).toMatchObject({ status: 'released', releaseCount: 4 });
+  });
+
+  it('a profile pinning the export-audit store binds PROFILE_BOUND only when the store answers with that namespace and revision', async () => {
+    const described = await services.exportAudit.client.request(ExportAuditDescribe, {});
+    const store = described.stores.find((s) => s.kind === 'postgres')!;
+    expect(store).toMatchObject({ ready: true, namespace: expect.any(String), revision: '1' });
+    const pinned = (revision: string): HostProfile => {
+      const base = profile();
+      return { ...base, providers: { ...base.providers, exportAuditStore: { service: 'export-audit', namespace: store.namespace, revision } } };
+    };
+    const registry = services.registry.client;
+    await registry.request(RegistryPutProfile, { profileId: 'p-pinned', profile: pinned('1') });
+    await registry.request(RegistryPutProfile, { profileId: 'p-pinned-other', profile: pinned('2') });
+    const bound = await registry.request(RegistryPutToolset, { toolsetId: 'pinned', spec: fixtureSpec('stateful-nonce', 'p-pinned') }, { timeoutMs: 30_000 });
+    expect(bound.status.state).toBe('PROFILE_BOUND');
+    const other = await registry.request(
+      RegistryPutToolset,
+      { toolsetId: 'pinned-other', spec: fixtureSpec('stateful-nonce', 'p-pinned-other') },
+      { timeoutMs: 30_000 },
+    );
+    expect(other.status.state).toBe('MODEL_ONLY');
+    expect(other.status.readiness.find((r) => r.provider === 'exportAuditStore')).toMatchObject({ present: false, reason: 'REVISION_MISMATCH' });
+  });
+
+  it('two export-audit replicas racing one operation id produce one row', async () => {
+    const replica = await bootService(
+      loadServiceDefinitions().find((d) => d.name === 'export-audit')!,
+      prefix,
+      {
+        NATS_URL: nats.url,
+        EXPORT_PURGE_INTERVAL_MS: '0',
+        INSTANCE_ID: 'export-audit-replica',
+      },
+    );
+    try {
+      const t = await sealedCall('nonce-app', 'x-replicas');
+      const results = await Promise.all(Array.from({ length: 8 }, () => exportOf(t, 'op-replicas')));
+      for (const r of results) expect(r.status).toBe(200);
+      expect(new Set(results.map((r) => r.body.exportId)).size).toBe(1);
+      const audit = await rows('nonce-app', 'x-replicas');
+      expect(audit).toHaveLength(1);
+      expect(audit[0]).toMatchObject({ status: 'released', releaseCount: 8 });
+    } finally {
+      await replica.stop();
+    }
   });
 
   it('key rotation landing before release is denied; once the old key leaves its verify window, export is denied at load', async () => {

@@ -227,7 +227,11 @@ export class ExportAuditStore implements StoreHandle {
         this.retentionMs,
       ],
     );
-    return toRow(rows[0]);
+    if (rows[0]) return toRow(rows[0]);
+    // A concurrent insert committed after this statement's snapshot: ON CONFLICT saw it, the SELECT could not.
+    const winner = await this.load(s.tenant, input.operationId);
+    if (!winner) throw new Error('export attempt row vanished between insert and read');
+    return winner;
   }
 
   /** authorized → authorized with the resolved facts (a retry after a crash re-records them). */
