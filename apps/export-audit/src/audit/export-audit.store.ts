@@ -267,23 +267,23 @@ export class ExportAuditStore implements StoreHandle {
     );
   }
 
-  /** Releases of one principal in the tenant since `since` (the per-minute rate limit). */
-  async releasesByPrincipalSince(tenant: string, principalDigest: string, since: Date, except: string): Promise<number> {
-    const { rows } = await this.database.query<{ n: string }>(
-      `SELECT count(*) AS n FROM export_attempts
-        WHERE tenant = $1 AND principal_digest = $2 AND operation_id <> $4 AND status IN ('authorized', 'released') AND created_at >= $3`,
-      [tenant, principalDigest, since, except],
+  /** Both limit counts in one statement: the principal's attempts since `since` (rate) and the session incarnation's releases (bulk cap). */
+  async counts(
+    session: SessionKey,
+    incarnation: number,
+    principalDigest: string,
+    since: Date,
+    except: string,
+  ): Promise<{ principalRecent: number; sessionReleases: number }> {
+    const { rows } = await this.database.query<{ recent: string; releases: string | null }>(
+      `SELECT
+         (SELECT count(*) FROM export_attempts
+           WHERE tenant = $1 AND principal_digest = $6 AND operation_id <> $8 AND status IN ('authorized', 'released') AND created_at >= $7) AS recent,
+         (SELECT sum(release_count) FROM export_attempts
+           WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4 AND incarnation = $5) AS releases`,
+      [session.tenant, session.appName, session.userId, session.sessionId, incarnation, principalDigest, since, except],
     );
-    return Number(rows[0].n);
-  }
-
-  /** Releases recorded for one session incarnation (the bulk cap). */
-  async releasesOfSession(session: SessionKey, incarnation: number): Promise<number> {
-    const { rows } = await this.database.query<{ n: string | null }>(
-      `SELECT sum(release_count) AS n FROM export_attempts WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4 AND incarnation = $5`,
-      [session.tenant, session.appName, session.userId, session.sessionId, incarnation],
-    );
-    return Number(rows[0].n ?? 0);
+    return { principalRecent: Number(rows[0].recent), sessionReleases: Number(rows[0].releases ?? 0) };
   }
 
   async list(session: SessionKey, limit: number): Promise<AttemptRow[]> {

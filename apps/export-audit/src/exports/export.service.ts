@@ -15,6 +15,7 @@ import {
   type ExportReason,
   type ExportRequest,
   type ExportResponse,
+  type HostProfile,
   type SealedEnvelope,
   type SessionKey,
   type ToolsetStatus,
@@ -38,6 +39,9 @@ class Denial extends Error {
 
 const deny = (code: ErrorCode, reason: ExportReason, message: string) => new Denial(code, reason, message);
 
+/** Immutable profiles kept in memory (bounded). */
+const PROFILE_CACHE_MAX = 256;
+
 /** The model projection's allowlist (the architecture's "model projection"). */
 const MODEL_PROJECTION_KEYS = ['content', 'isError', 'resultType'] as const;
 
@@ -58,6 +62,13 @@ export function project(result: SealedEnvelope['result'], projection: ExportProj
   for (const key of MODEL_PROJECTION_KEYS) if ((result as Record<string, unknown>)[key] !== undefined) out[key] = (result as Record<string, unknown>)[key];
   out.content = withoutHtml(out.content);
   return out;
+}
+
+/** Awaits every promise, then rethrows the first failure in list order (not in time order). */
+async function settledInOrder<T extends readonly unknown[]>(promises: { [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  const settled = await Promise.allSettled(promises as readonly Promise<unknown>[]);
+  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
+  return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
 export interface ExportDeps {
@@ -84,6 +95,7 @@ interface Binding {
  */
 export class ExportService {
   private readonly sealed: SealedResultClient;
+  private readonly profiles = new Map<string, HostProfile>();
 
   constructor(private readonly deps: ExportDeps) {
     this.sealed = new SealedResultClient(deps.bus, { timeoutMs: deps.timeoutMs });
@@ -123,18 +135,19 @@ export class ExportService {
       );
       if (!event.toolsetId || !event.bindingRevision || !event.sealedResultRef)
         throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'only profile-bound sealed results can be exported');
-      const loaded = await this.binding(event.toolsetId, event.bindingRevision);
+      const recordKey = {
+        session: req.session,
+        incarnation,
+        eventId: String(req.eventId),
+        functionCallId: req.functionCallId,
+        recordId: event.sealedResultRef.recordId,
+      };
+      const [loaded, resolved] = await settledInOrder([
+        this.binding(event.toolsetId, event.bindingRevision),
+        this.request(() => this.sealed.resolve(recordKey)),
+      ]);
       if (!loaded.policy.projections.includes(req.projection))
         throw deny('PERMISSION_DENIED', 'PROJECTION_NOT_ALLOWED', `the profile does not allow the ${req.projection} projection`);
-      const resolved = await this.request(() =>
-        this.sealed.resolve({
-          session: req.session,
-          incarnation,
-          eventId: String(req.eventId),
-          functionCallId: req.functionCallId,
-          recordId: event.sealedResultRef!.recordId,
-        }),
-      );
       const result = project(resolved.envelope.result, req.projection);
       const bytes = Buffer.byteLength(canonicalize(result as never), 'utf8');
       if (bytes > loaded.policy.maxBytes)
@@ -222,20 +235,23 @@ export class ExportService {
   ): Promise<void> {
     if (!req.principal.scopes.includes('export') || this.deps.store.principalDigest(req.principal) !== digest)
       throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
-    if ((await this.currentIncarnation(req.session)) !== incarnation) throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated');
-    const now = await this.binding(toolsetId, bindingRevision);
+    const clock = this.deps.now ?? Date.now;
+    // In parallel, but judged in a fixed order (session, binding, counts), so a race always denies for the same reason.
+    const [current, now, counts] = await settledInOrder([
+      this.currentIncarnation(req.session),
+      this.binding(toolsetId, bindingRevision),
+      this.deps.store
+        .counts(req.session, incarnation, digest, new Date(clock() - 60_000), req.operationId)
+        .catch((error: unknown) => Promise.reject(auditUnavailable(error))),
+    ] as const);
+    if (current !== incarnation) throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated');
     if (now.status.bindingGeneration !== loaded.status.bindingGeneration || now.status.bindingRevision !== loaded.status.bindingRevision)
       throw deny('FAILED_PRECONDITION', 'BINDING_CHANGED', 'the toolset was rebound during the export');
     if (loaded.keyActive && !now.keyActive) throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key was rotated during the export');
     if (!now.policy.projections.includes(req.projection)) throw deny('PERMISSION_DENIED', 'PROJECTION_NOT_ALLOWED', 'the projection is no longer allowed');
     if (bytes > now.policy.maxBytes) throw deny('PAYLOAD_TOO_LARGE', 'EXPORT_TOO_LARGE', 'the export exceeds the profile byte limit');
-    const bulk = await this.deps.store.releasesOfSession(req.session, incarnation).catch((error: unknown) => Promise.reject(auditUnavailable(error)));
-    if (bulk >= now.policy.bulkCap) throw deny('RESOURCE_EXHAUSTED', 'BULK_CAP_REACHED', 'the session reached its export bulk cap');
-    const clock = this.deps.now ?? Date.now;
-    const recent = await this.deps.store
-      .releasesByPrincipalSince(req.session.tenant, digest, new Date(clock() - 60_000), req.operationId)
-      .catch((error: unknown) => Promise.reject(auditUnavailable(error)));
-    if (recent + 1 > now.policy.perPrincipalPerMinute) throw deny('RESOURCE_EXHAUSTED', 'RATE_LIMITED', 'too many exports this minute');
+    if (counts.sessionReleases >= now.policy.bulkCap) throw deny('RESOURCE_EXHAUSTED', 'BULK_CAP_REACHED', 'the session reached its export bulk cap');
+    if (counts.principalRecent + 1 > now.policy.perPrincipalPerMinute) throw deny('RESOURCE_EXHAUSTED', 'RATE_LIMITED', 'too many exports this minute');
   }
 
   private async currentIncarnation(session: SessionKey): Promise<number> {
@@ -248,16 +264,30 @@ export class ExportService {
   /** The toolset's binding as the registry has it now: PROFILE_BOUND, the descriptor's revision verifying, and the profile's export policy. */
   private async binding(toolsetId: string, bindingRevision: string): Promise<Binding> {
     const opts = { timeoutMs: this.deps.timeoutMs };
-    const status = await this.request(() => this.deps.bus.request(RegistryGetToolset, { toolsetId }, opts));
-    if (status.state !== 'PROFILE_BOUND' || !status.profileId) throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'the toolset is not profile-bound');
-    const verdict = await this.deps.bus.request(RegistryVerifyBindingRevision, { toolsetId, bindingRevision }, opts).catch((error: unknown) => {
+    const verifying = this.deps.bus.request(RegistryVerifyBindingRevision, { toolsetId, bindingRevision }, opts).catch((error: unknown) => {
       if (error instanceof AppHostError && (error.code === 'FAILED_PRECONDITION' || error.code === 'INVALID_ARGUMENT' || error.code === 'NOT_FOUND'))
         throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key no longer verifies');
       throw error;
     });
+    verifying.catch(() => undefined); // awaited below; a status failure must not leave it unhandled
+    const status = await this.request(() => this.deps.bus.request(RegistryGetToolset, { toolsetId }, opts));
+    if (status.state !== 'PROFILE_BOUND' || !status.profileId) throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'the toolset is not profile-bound');
+    const [verdict, profile] = await Promise.all([verifying, this.profile(status.profileId)]);
     if (!verdict.valid || !verdict.current) throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding revision no longer verifies');
-    const { profile } = await this.request(() => this.deps.bus.request(RegistryGetProfile, { profileId: status.profileId! }, opts));
     return { status, keyActive: verdict.active, policy: profile.export ?? DEFAULT_EXPORT_POLICY };
+  }
+
+  /**
+   * A host profile by id. Profiles are immutable (a change is a new id), so the content is cached; which profile
+   * applies is read again from the toolset's status at every load and recheck, so a rebind to another profile wins.
+   */
+  private async profile(profileId: string): Promise<HostProfile> {
+    const cached = this.profiles.get(profileId);
+    if (cached) return cached;
+    const { profile } = await this.request(() => this.deps.bus.request(RegistryGetProfile, { profileId }, { timeoutMs: this.deps.timeoutMs }));
+    if (this.profiles.size >= PROFILE_CACHE_MAX) this.profiles.clear();
+    this.profiles.set(profileId, profile);
+    return profile;
   }
 
   /** Maps a target-side refusal to a recorded denial: absent or foreign reads as NOT_FOUND; a digest failure is DATA_LOSS. */
