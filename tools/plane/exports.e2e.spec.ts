@@ -8,7 +8,7 @@ import {
   type RunToolBatchResponse,
 } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
-import { bootService, descriptors, dropSchemasWithPrefix, latch, startPrivateNats, uniquePrefix, type PrivateNats } from '@apphost/testing';
+import { bootService, captureServiceLogs, descriptors, dropSchemasWithPrefix, latch, startPrivateNats, uniquePrefix, type PrivateNats } from '@apphost/testing';
 import { fixtureSpec, profile, token } from './catalog-harness';
 import { bootExportPlane, type ExportPlaneServices } from './exports-harness';
 import { loadServiceDefinitions } from './services';
@@ -46,6 +46,7 @@ describe('export in the plane', () => {
   let base: string;
   let alice: string;
   let faults: FaultPoints;
+  let logs: ReturnType<typeof captureServiceLogs>;
 
   const http = async (method: string, url: string, body?: unknown, bearer = alice, headers: Record<string, string> = {}): Promise<HttpReply> => {
     const res = await fetch(`${base}${url}`, {
@@ -108,6 +109,7 @@ describe('export in the plane', () => {
 
   beforeAll(async () => {
     nats = await startPrivateNats();
+    logs = captureServiceLogs('debug');
     const plane = await bootExportPlane(
       nats.url,
       prefix,
@@ -135,6 +137,7 @@ describe('export in the plane', () => {
   }, 180_000);
 
   afterAll(async () => {
+    logs?.stop();
     await stopPlane?.();
     await nats?.stop();
     await dropSchemasWithPrefix(prefix);
@@ -183,6 +186,32 @@ describe('export in the plane', () => {
     expect(listed.text).not.toMatch(/export/i);
     expect(res.body).not.toHaveProperty('view');
     expect(res.body).not.toHaveProperty('grant');
+  });
+
+  it('log redaction: no service logs the exported bytes, the bearer token or the principal digest', async () => {
+    const t = await sealedCall('nonce-app', 'x-logs');
+    const before = logs.lines.length;
+    const res = await exportOf(t, 'op-logs', 'full');
+    expect(res.status).toBe(200);
+    const denied = await exportOf({ ...t, functionCallId: 'fc-missing' }, 'op-logs-denied');
+    expect(denied.status).toBe(404);
+    const lines = logs.lines.slice(before);
+    expect(lines.some((l) => l.service === 'export-audit' && l.msg === 'export released')).toBe(true);
+    expect(lines.some((l) => l.service === 'export-audit' && l.msg === 'export denied' && l.reason === 'TARGET_NOT_FOUND')).toBe(true);
+    const text = JSON.stringify(lines);
+    expect(text).not.toContain(t.nonce);
+    expect(text).not.toContain(alice);
+    expect(text).not.toMatch(/principal_?digest|"[0-9a-f]{64}"/i);
+  });
+
+  it('an old credential context: another principal reusing an operation id is CONFLICT and releases nothing', async () => {
+    const t = await sealedCall('nonce-app', 'x-old-credential');
+    expect((await exportOf(t, 'op-old-credential')).status).toBe(200);
+    const bob = await token('bob', 'runtime export audit');
+    const reused = await exportOf(t, 'op-old-credential', 'content', bob);
+    expect(reused.status).toBe(409);
+    expect(reused.body.error.details.reason).toBe('OPERATION_REUSED');
+    expect(reused.text).not.toContain(t.nonce);
   });
 
   it('streaming is refused: Accept text/event-stream is 406 INVALID_ARGUMENT STREAMING_NOT_SUPPORTED, nothing recorded', async () => {
