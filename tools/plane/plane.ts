@@ -58,7 +58,7 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
       AUTH_MODE: env.AUTH_MODE ?? 'development',
       AUTH_DEV_TOKEN_FILE: env.AUTH_DEV_TOKEN_FILE ?? tokenFile,
       // Deleting a session purges what the other stores keep for it (each service that keeps session state is a participant).
-      LIFECYCLE_CASCADE_PARTICIPANTS: env.LIFECYCLE_CASCADE_PARTICIPANTS ?? 'governed-operations,sealed-result-store',
+      LIFECYCLE_CASCADE_PARTICIPANTS: env.LIFECYCLE_CASCADE_PARTICIPANTS ?? 'governed-operations,sealed-result-store,export-audit',
     };
     let url = '';
     for (const definition of loadServiceDefinitions()) {

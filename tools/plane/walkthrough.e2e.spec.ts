@@ -94,7 +94,7 @@ describe('README walkthrough on the all-in-one plane', () => {
     expect(commandsOf(commandsBlock).length).toBeGreaterThanOrEqual(10);
   });
 
-  it('profile, toolsets, session, catalog, a UI tool batch, the events, and a confirmed call', () => {
+  it('profile, toolsets, session, catalog, a UI tool batch, the events, a confirmed call, an export and its audit row', () => {
     const commands = commandsOf(commandsBlock);
     const marker = (i: number) => `@@walkthrough-step-${i}@@`;
     const script = ['set -euo pipefail', ...commands.flatMap((command, i) => [command, `printf '\\n%s\\n' '${marker(i)}'`])].join('\n');
@@ -157,6 +157,15 @@ describe('README walkthrough on the all-in-one plane', () => {
     expect(reply('/confirmations/$CID')).toMatchObject({
       functionResponses: [{ functionCallId: 'call-2', response: { content: [{ type: 'text' }] } }],
       widgets: [expect.objectContaining({ resourceUri: VANILLA.resourceUri })],
+    });
+
+    // 7. The export of call-1 (the content projection: the profile has no export policy), released and audited.
+    const exported = reply('/v1/exports \\');
+    expect(exported).toMatchObject({ status: 'released', releaseCount: 1, result: { content: [{ type: 'text' }] } });
+    expect(Object.keys(exported.result as object)).not.toContain('structuredContent');
+    // 8. Its audit row, redacted.
+    expect(reply('/v1/exports?appName=demo')).toMatchObject({
+      exports: [{ operationId: 'export-1', functionCallId: 'call-1', projection: 'content', status: 'released', releaseCount: 1 }],
     });
   }, 120_000);
 });

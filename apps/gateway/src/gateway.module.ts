@@ -2,6 +2,7 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { AdminController } from './admin/admin.controller';
 import { CatalogController, ToolApprovalController } from './catalog/catalog.controller';
+import { ExportsController } from './exports/exports.controller';
 import { HttpErrorFilter } from './http/error.filter';
 import { OpenApiController } from './openapi/openapi.controller';
 import { ServicesController } from './services/services.controller';
@@ -22,6 +23,7 @@ export class GatewayModule {
         CatalogController,
         ToolApprovalController,
         ToolBatchesController,
+        ExportsController,
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };

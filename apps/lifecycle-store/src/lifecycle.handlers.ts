@@ -4,6 +4,7 @@ import {
   LifecycleAppendEvents,
   LifecycleCreateSession,
   LifecycleDeleteSession,
+  LifecycleGetEvent,
   LifecycleGetSession,
   LifecycleListEvents,
   type ParsedRequestOf,
@@ -38,5 +39,10 @@ export class LifecycleHandlers {
   @BusHandler(LifecycleListEvents)
   list(request: ParsedRequestOf<typeof LifecycleListEvents>) {
     return this.lifecycle.list(request);
+  }
+
+  @BusHandler(LifecycleGetEvent)
+  getEvent(request: ParsedRequestOf<typeof LifecycleGetEvent>) {
+    return this.lifecycle.getEvent(request);
   }
 }

@@ -104,7 +104,7 @@ export class BindingService {
     };
   }
 
-  async verifyRevision(toolsetId: string, bindingRevision: string): Promise<{ valid: boolean; keyId: string; current: boolean }> {
+  async verifyRevision(toolsetId: string, bindingRevision: string): Promise<{ valid: boolean; keyId: string; active: boolean; current: boolean }> {
     const toolset = await this.toolset(toolsetId);
     if (!toolset.profileId)
       throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: RegistryReasons.details('MODEL_ONLY') });

@@ -26,6 +26,10 @@ export class ProfilesToolsetsService {
     return { profileId, created: outcome.kind === 'created', fingerprint: canonicalDigest('binding-revision', fingerprintSubset(profile)) };
   }
 
+  getProfile(profileId: string): Promise<HostProfile | undefined> {
+    return this.store.profiles.get(profileId);
+  }
+
   async putToolset(toolsetId: string, spec: ToolsetSpec): Promise<{ created: boolean; status: ToolsetStatus }> {
     if (spec.connection.kind === 'stdio' && !this.config.allowStdio) throw stdioRefused();
     if (spec.connection.kind === 'http') {

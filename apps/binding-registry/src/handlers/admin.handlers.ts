@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { BusHandler } from '@apphost/bus';
 import {
+  AppHostError,
   RegistryAcquireGeneration,
+  RegistryGetProfile,
   RegistryGetToolset,
   RegistryPutProfile,
   RegistryPutToolset,
@@ -35,6 +37,13 @@ export class AdminHandlers {
   @BusHandler(RegistryPutToolset)
   putToolset(r: ParsedRequestOf<typeof RegistryPutToolset>): Promise<ResponseOf<typeof RegistryPutToolset>> {
     return this.profilesToolsets.putToolset(r.toolsetId, r.spec);
+  }
+
+  @BusHandler(RegistryGetProfile)
+  async getProfile(r: ParsedRequestOf<typeof RegistryGetProfile>): Promise<ResponseOf<typeof RegistryGetProfile>> {
+    const profile = await this.profilesToolsets.getProfile(r.profileId);
+    if (!profile) throw new AppHostError('NOT_FOUND', `profile ${r.profileId} does not exist`);
+    return { profileId: r.profileId, profile };
   }
 
   @BusHandler(RegistryGetToolset)

@@ -85,7 +85,7 @@ export class KeyRing {
   }
 
   /** Checks a value made by `sign`; a missing, retired or expired key is FAILED_PRECONDITION (fail closed). */
-  async verify(purpose: string, digest: string, signed: string): Promise<{ valid: boolean; keyId: string }> {
+  async verify(purpose: string, digest: string, signed: string): Promise<{ valid: boolean; keyId: string; active: boolean }> {
     const parsed = REVISION_PATTERN.exec(signed);
     if (!parsed) throw new AppHostError('INVALID_ARGUMENT', 'not a v1 keyed digest', { details: RegistryReasons.details('DIGEST_VERSION_UNKNOWN') });
     const keyId = parsed[1];
@@ -100,7 +100,7 @@ export class KeyRing {
       throw new AppHostError('FAILED_PRECONDITION', `key ${keyId} is retired`, { details: RegistryReasons.details('KEY_RETIRED', { keyId }) });
     const expected = Buffer.from(mac(key.material, purpose, digest), 'hex');
     const given = Buffer.from(parsed[2], 'hex');
-    return { valid: expected.length === given.length && timingSafeEqual(expected, given), keyId };
+    return { valid: expected.length === given.length && timingSafeEqual(expected, given), keyId, active: key.state === 'ACTIVE' };
   }
 
   /** An opaque, host-keyed value (security-domain keys): never reversible to its input. */

@@ -65,7 +65,7 @@ export class DevelopmentTokenProvider {
     const principal = principalSchema.safeParse({
       tenant: options.tenant ?? 'dev',
       subject: options.subject ?? 'developer',
-      scopes: options.scopes ?? ['admin', 'runtime', 'view', 'export'],
+      scopes: options.scopes ?? ['admin', 'runtime', 'view', 'export', 'audit'],
     });
     if (!principal.success) throw new Error(`development auth: invalid principal: ${principal.error.message}`);
     const ttlSeconds = options.ttlSeconds ?? 86_400;

@@ -1,3 +1,4 @@
+import { HttpStatusError } from './http-status-error';
 import { Catch, HttpException, Inject, Logger, Optional, type ArgumentsHost, type ExceptionFilter, type LoggerService } from '@nestjs/common';
 import { AppHostError, HTTP_STATUS_BY_CODE, type ErrorCode, type ErrorEnvelope } from '@apphost/contracts';
 import { CORRELATION_ID_HEADER, resolveCorrelationId } from './correlation-id';
@@ -69,7 +70,7 @@ export class HttpErrorFilter implements ExceptionFilter {
 
   private toResponse(exception: unknown, request: HttpRequest, correlationId: string): { status: number; body: ErrorBody } {
     if (exception instanceof AppHostError) {
-      const status = HTTP_STATUS_BY_CODE[exception.code];
+      const status = exception instanceof HttpStatusError ? exception.status : HTTP_STATUS_BY_CODE[exception.code];
       if (status >= 500) this.logger.warn(`${describe(request)} -> ${exception.code}: ${exception.message} [${correlationId}]`);
       return { status, body: { error: exception.toEnvelope() } };
     }

@@ -5,6 +5,7 @@ import { APPHOST_VERSION } from '@apphost/runtime';
 import { adminPaths } from '../admin/admin.openapi';
 import { catalogPaths } from '../catalog/catalog.openapi';
 import { toolBatchPaths } from '../tool-batches/tool-batches.openapi';
+import { exportPaths } from '../exports/exports.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -57,6 +58,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       ...adminPaths(),
       ...catalogPaths(),
       ...toolBatchPaths(),
+      ...exportPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",

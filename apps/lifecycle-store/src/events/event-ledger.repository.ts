@@ -58,4 +58,14 @@ export class EventLedgerRepository {
     );
     return rows.map((r) => ({ id: Number(r.event_id), incarnation: Number(r.incarnation), createdAt: r.created_at, body: r.body }));
   }
+
+  /** One event of one incarnation (null when absent). */
+  async one(key: SessionKey, incarnation: number, eventId: number): Promise<StoredEvent | null> {
+    const { rows } = await this.db.query<{ event_id: string; incarnation: string; created_at: Date; body: Record<string, unknown> }>(
+      `SELECT event_id, incarnation, created_at, body FROM session_events WHERE ${KEY} AND incarnation = $5 AND event_id = $6`,
+      [...keyParams(key), incarnation, eventId],
+    );
+    const r = rows[0];
+    return r ? { id: Number(r.event_id), incarnation: Number(r.incarnation), createdAt: r.created_at, body: r.body } : null;
+  }
 }

@@ -1,4 +1,12 @@
-import { AppHostError, type AppendProvenance, type LedgerEventInput, type PublicEvent, type SessionKey } from '@apphost/contracts';
+import {
+  AppHostError,
+  isWidgetDescriptor,
+  type AppendProvenance,
+  type DescriptorSealedResultRef,
+  type LedgerEventInput,
+  type PublicEvent,
+  type SessionKey,
+} from '@apphost/contracts';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from '../sessions/adoption';
 import type { LifecycleRecord, LifecycleRepository } from '../sessions/lifecycle.repository';
@@ -76,4 +84,39 @@ export async function listEvents(
   const page = await deps.ledger.page(req.session, record.incarnation, req.afterId ?? 0, limit);
   const events = page.map(toPublicEvent);
   return { incarnation: record.incarnation, events, nextAfterId: page.length === limit ? page[page.length - 1].id : null };
+}
+
+/**
+ * One function call's sealed-result locator, verified against the ledger: the session must be the current ACTIVE(n)
+ * of `incarnation`, the event must exist in it, and the call must have a sealed reference on that event (a profile-bound
+ * descriptor or an event-level reference). Anything absent or foreign is NOT_FOUND.
+ */
+export async function getEvent(
+  deps: EventsDeps,
+  req: { session: SessionKey; incarnation: number; eventId: number; functionCallId: string },
+): Promise<{
+  incarnation: number;
+  eventId: number;
+  functionCallId: string;
+  toolsetId: string | null;
+  bindingRevision: string | null;
+  sealedResultRef: DescriptorSealedResultRef | null;
+}> {
+  const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
+  if (!record || record.state === 'DELETED') throw notFound(req.session);
+  admissible(record, req.incarnation);
+  const stored = await deps.ledger.one(req.session, req.incarnation, req.eventId);
+  if (!stored) throw new AppHostError('NOT_FOUND', `event ${req.eventId} does not exist`);
+  const body = stored.body as LedgerEventInput;
+  const descriptor = (body.widgets ?? []).filter(isWidgetDescriptor).find((w) => w.correlation.functionCallId === req.functionCallId && w.sealedResultRef);
+  const eventLevel = body.sealedResultRefs?.[req.functionCallId];
+  if (!descriptor && !eventLevel) throw new AppHostError('NOT_FOUND', `function call ${req.functionCallId} has no sealed result on event ${req.eventId}`);
+  return {
+    incarnation: stored.incarnation,
+    eventId: stored.id,
+    functionCallId: req.functionCallId,
+    toolsetId: descriptor?.toolsetId ?? null,
+    bindingRevision: descriptor?.bindingRevision ?? null,
+    sealedResultRef: descriptor?.sealedResultRef ?? eventLevel ?? null,
+  };
 }

@@ -1,6 +1,7 @@
 import {
   LifecycleAppendEvents,
   LifecycleCreateSession,
+  LifecycleGetEvent,
   LifecycleListEvents,
   type AppendProvenance,
   type LedgerEventInput,
@@ -244,6 +245,36 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
       expect(text).not.toMatch(/digest|fence|receipt|creationOperation/i);
       expect(page.events[1].functionResponses).toEqual([{ id: 'c1', name: 'show', response: { content: [{ type: 'text', text: 'ok' }] } }]);
       expect(page.events[1].widgets?.[0]).toHaveProperty('sealedResultRef', { recordId: RECORD_A, schemaVersion: 1 }); // an opaque locator only
+    });
+
+    it('get-event verifies session, incarnation, event and function call against the ledger; anything foreign is NOT_FOUND', async () => {
+      const key = await active();
+      const event: LedgerEventInput = {
+        author: 'a',
+        functionResponses: [
+          { id: 'c1', name: 't' },
+          { id: 'c2', name: 't' },
+          { id: 'c3', name: 't' },
+        ],
+        widgets: [widget('c1', RECORD_A), widget('c3', null)],
+        sealedResultRefs: { c2: { recordId: RECORD_B, schemaVersion: 1 } },
+      };
+      await append(key, [event], { path: 'user-turn' });
+      const get = (over: Partial<{ session: SessionKey; incarnation: number; eventId: number; functionCallId: string }> = {}) =>
+        h.client.request(LifecycleGetEvent, { session: key, incarnation: 1, eventId: 1, functionCallId: 'c1', ...over });
+      await expect(get()).resolves.toEqual({
+        incarnation: 1,
+        eventId: 1,
+        functionCallId: 'c1',
+        toolsetId: 'ts',
+        bindingRevision: 'k1:abc',
+        sealedResultRef: { recordId: RECORD_A, schemaVersion: 1 },
+      });
+      await expect(get({ functionCallId: 'c2' })).resolves.toMatchObject({ toolsetId: null, sealedResultRef: { recordId: RECORD_B, schemaVersion: 1 } });
+      await expect(get({ functionCallId: 'c3' })).rejects.toMatchObject({ code: 'NOT_FOUND' }); // no sealed result
+      await expect(get({ eventId: 2 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(get({ session: { ...key, tenant: 'other-tenant' } })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      await expect(get({ incarnation: 2 })).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'STALE_INCARNATION' } });
     });
 
     it('assigns monotonic, gap-free ids under 20 concurrent appends, and pages through them', async () => {

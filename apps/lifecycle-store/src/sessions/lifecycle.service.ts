@@ -3,7 +3,7 @@ import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, Sessi
 import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { LifecycleConfig } from '../config';
 import type { EventLedgerRepository } from '../events/event-ledger.repository';
-import { appendEvents, listEvents } from '../events/events.service';
+import { appendEvents, getEvent, listEvents } from '../events/events.service';
 import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
@@ -54,6 +54,10 @@ export class LifecycleService {
     limit?: number;
   }): Promise<{ incarnation: number; events: PublicEvent[]; nextAfterId: number | null }> {
     return listEvents(this.deps, req);
+  }
+
+  getEvent(req: { session: SessionKey; incarnation: number; eventId: number; functionCallId: string }) {
+    return getEvent(this.deps, req);
   }
 
   /**

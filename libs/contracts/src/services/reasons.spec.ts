@@ -1,6 +1,7 @@
 import { AppHostError, errorEnvelopeSchema } from '../lib/errors';
 import { ConnectionReasons, RegistryReasons } from './binding-registry/reasons';
 import { CatalogReasons } from './catalog-policy/reasons';
+import { ExportReasons } from './export-audit/reasons';
 import { GovernedReasons } from './governed-operations/reasons';
 import { LifecycleReasons } from './lifecycle-store/reasons';
 import { SealedReasons } from './sealed-result-store/reasons';
@@ -16,6 +17,7 @@ interface AnyReasons {
 const SETS: Record<string, AnyReasons> = {
   'binding-registry': RegistryReasons,
   'catalog-policy': CatalogReasons,
+  'export-audit': ExportReasons,
   'governed-operations': GovernedReasons,
   'lifecycle-store': LifecycleReasons,
   'sealed-result-store': SealedReasons,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { incarnationSchema, instanceIdSchema, principalSchema, serviceNameSchema, sessionKeySchema } from '../../lib/values';
+import { exportPolicySchema } from '../export-audit/export-values';
 
 /** Profile and toolset ids: one NATS-safe token, stable across restarts. */
 export const registryIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'id: 1-64 chars of [A-Za-z0-9_-]');
@@ -84,6 +85,8 @@ export const hostProfileSchema = z.strictObject({
     callTimeoutMs: positiveMs(600_000),
     readTimeoutMs: positiveMs(600_000),
   }),
+  /** Export policy (absent: `DEFAULT_EXPORT_POLICY`, content only); export-audit reads it again at the recheck before release. */
+  export: exportPolicySchema.optional(),
 });
 export type HostProfile = z.infer<typeof hostProfileSchema>;
 

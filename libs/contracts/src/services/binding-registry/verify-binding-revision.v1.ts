@@ -11,6 +11,7 @@ export const RegistryVerifyBindingRevision = defineContract({
   operation: 'verify-binding-revision',
   version: 1,
   request: z.strictObject({ toolsetId: registryIdSchema, bindingRevision: z.string().min(1).max(256) }),
-  response: z.object({ valid: z.boolean(), keyId: z.string(), current: z.boolean() }),
+  /** `active`: the signing key is still the ring's active key (false once a rotation made it a verify-only key). */
+  response: z.object({ valid: z.boolean(), keyId: z.string(), active: z.boolean(), current: z.boolean() }),
   errors: ['NOT_FOUND', 'FAILED_PRECONDITION', 'INVALID_ARGUMENT'],
 });

@@ -1,0 +1,143 @@
+import { ExportAuditDescribe, ExportAuditListExports, type SessionKey } from '@apphost/contracts';
+import { bootService, dropSchemasWithPrefix, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import { exportAuditService } from '../service';
+import { EXPORT_AUDIT_REVISION } from '../migrations/1768200000000-export-attempts';
+import { ExportAuditStore, type ExportTarget } from './export-audit.store';
+
+/** The audit store on real PostgreSQL (through the booted service, so its migrations and readiness are the real ones). */
+describe('export-audit store', () => {
+  const prefix = uniquePrefix();
+  let svc: ServiceUnderTest;
+  let store: ExportAuditStore;
+  const session: SessionKey = { tenant: 'acme', appName: 'app', userId: 'alice', sessionId: 's1' };
+  const target = (over: Partial<ExportTarget> = {}): ExportTarget => ({ session, eventId: 3, functionCallId: 'c1', projection: 'content', ...over });
+  const authorized = (operationId: string, over: Partial<Parameters<ExportAuditStore['insert']>[0]> = {}) =>
+    store.insert({
+      operationId,
+      target: target(),
+      incarnation: 1,
+      recordId: 'rec_AAAAAAAAAAAAAAAAAAAAAA',
+      toolsetId: 'ts',
+      principalDigest: store.principalDigest({ tenant: 'acme', subject: 'alice' }),
+      status: 'authorized',
+      reason: null,
+      bytes: 12,
+      ...over,
+    });
+
+  beforeAll(async () => {
+    svc = await bootService(exportAuditService, prefix, { EXPORT_PURGE_INTERVAL_MS: '0', EXPORT_RETENTION_DAYS: '30' });
+    store = svc.running.app.get(ExportAuditStore);
+  }, 60_000);
+
+  afterAll(async () => {
+    await svc?.stop();
+    await dropSchemasWithPrefix(prefix);
+  });
+
+  it('readiness reports the schema, its namespace and the store revision', async () => {
+    const described = await svc.client.request(ExportAuditDescribe, {});
+    const pg = described.stores.find((s) => s.kind === 'postgres');
+    expect(pg).toMatchObject({ ready: true, schema: `${prefix}export_audit`, revision: EXPORT_AUDIT_REVISION });
+    expect(pg?.namespace).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('keys one row per (tenant, operationId): a second insert answers the first row; the principal is only a keyed digest', async () => {
+    const first = await authorized('op-1');
+    const again = await authorized('op-1', { bytes: 99 });
+    expect(again.exportId).toBe(first.exportId);
+    expect(again.bytes).toBe(12);
+    expect(first.principalDigest).toMatch(/^[0-9a-f]{64}$/);
+    expect(first.principalDigest).not.toContain('alice');
+    expect(store.principalDigest({ tenant: 'acme', subject: 'alice' })).toBe(first.principalDigest);
+    expect(store.principalDigest({ tenant: 'other', subject: 'alice' })).not.toBe(first.principalDigest);
+    const { rows } = await store.database.query(`SELECT * FROM export_attempts WHERE operation_id = 'op-1'`);
+    expect(rows).toHaveLength(1);
+    // Target identifiers, decision and counts only: no content column, no principal subject or scopes.
+    expect(Object.keys(rows[0] as object).sort()).toEqual(
+      [
+        'tenant',
+        'operation_id',
+        'export_id',
+        'app_name',
+        'user_id',
+        'session_id',
+        'incarnation',
+        'event_id',
+        'function_call_id',
+        'record_id',
+        'toolset_id',
+        'purpose',
+        'projection',
+        'principal_digest',
+        'decision',
+        'status',
+        'reason',
+        'byte_count',
+        'release_count',
+        'created_at',
+        'updated_at',
+        'released_at',
+        'retain_until',
+      ].sort(),
+    );
+  });
+
+  it('two replicas racing one operation id produce one row', async () => {
+    const rows = await Promise.all(Array.from({ length: 8 }, () => authorized('op-race')));
+    expect(new Set(rows.map((r) => r.exportId)).size).toBe(1);
+    const { rows: count } = await store.database.query<{ n: string }>(`SELECT count(*) AS n FROM export_attempts WHERE operation_id = 'op-race'`);
+    expect(Number(count[0].n)).toBe(1);
+  });
+
+  it('authorized → released counts each release; denied is final and keeps the release count', async () => {
+    await authorized('op-2');
+    expect((await store.release('acme', 'op-2'))?.releaseCount).toBe(1);
+    expect((await store.release('acme', 'op-2'))?.releaseCount).toBe(2);
+    await store.deny('acme', 'op-2', 'STALE_INCARNATION');
+    expect(await store.release('acme', 'op-2')).toBeNull();
+    expect(await store.load('acme', 'op-2')).toMatchObject({ status: 'denied', decision: 'deny', reason: 'STALE_INCARNATION', releaseCount: 2 });
+  });
+
+  it('counts releases per principal per minute and per session incarnation', async () => {
+    const digest = store.principalDigest({ tenant: 'acme', subject: 'carol' });
+    const s2 = { ...session, sessionId: 's-count' };
+    for (const id of ['c-1', 'c-2', 'c-3']) {
+      await authorized(id, { target: target({ session: s2 }), principalDigest: digest });
+      await store.release('acme', id);
+    }
+    const since = new Date(Date.now() - 60_000);
+    expect(await store.counts(s2, 1, digest, since, 'c-3')).toEqual({ principalRecent: 2, sessionReleases: 3 });
+    expect(await store.counts(s2, 2, digest, new Date(Date.now() + 60_000), 'none')).toEqual({ principalRecent: 0, sessionReleases: 0 });
+  });
+
+  it('lists a session redacted (no principal digest, no record id); cascade delete and the retention purge remove rows', async () => {
+    const s3 = { ...session, sessionId: 's-list' };
+    await authorized('l-1', { target: target({ session: s3 }) });
+    await store.insert({
+      operationId: 'l-2',
+      target: target({ session: s3, eventId: 4 }),
+      incarnation: null,
+      recordId: null,
+      toolsetId: null,
+      principalDigest: store.principalDigest({ tenant: 'acme', subject: 'alice' }),
+      status: 'denied',
+      reason: 'TARGET_NOT_FOUND',
+      bytes: null,
+    });
+    const listed = await svc.client.request(ExportAuditListExports, { session: s3 });
+    expect(listed.exports.map((r) => [r.operationId, r.status, r.reason])).toEqual([
+      ['l-1', 'authorized', null],
+      ['l-2', 'denied', 'TARGET_NOT_FOUND'],
+    ]);
+    const text = JSON.stringify(listed);
+    expect(text).not.toMatch(/principal|digest|rec_AAAA/i);
+    expect(new Date(listed.exports[0].retainUntil).getTime() - new Date(listed.exports[0].createdAt).getTime()).toBe(30 * 24 * 3600 * 1000);
+
+    expect(await store.deleteSession(s3, 1)).toBe(2);
+    await authorized('p-1', { target: target({ session: { ...session, sessionId: 's-purge' } }) });
+    expect(await store.purgeExpired(new Date())).toBe(0);
+    expect(await store.purgeExpired(new Date(Date.now() + 31 * 24 * 3600 * 1000))).toBeGreaterThanOrEqual(1);
+    expect(await store.load('acme', 'p-1')).toBeNull();
+  });
+});

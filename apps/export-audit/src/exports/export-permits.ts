@@ -1,0 +1,74 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { canonicalize } from '@apphost/canonical-json';
+import type { CoordinationStore } from '@apphost/coordination';
+import type { SessionKey } from '@apphost/contracts';
+
+/** The longest a revocation marker is kept (the coordination store's TTL bound); later, lifecycle's own state denies. */
+const MARKER_TTL_MS = 24 * 3600 * 1000;
+
+export interface HeldPermit {
+  key: string;
+  value: string;
+}
+
+/**
+ * Incarnation-bound export permits in export-audit's own coordination key prefix (`apphost:<prefix>export-audit:`).
+ * An export holds one from before it reads the ledger until it releases; release takes it (compare-and-delete), which
+ * is the instant the export wins. The deletion cascade's `revoke` writes a marker for the incarnation and deletes its
+ * permits, so an export whose permit is gone (or whose incarnation is marked) is denied: a delete racing an export wins
+ * unless the export already took its permit.
+ */
+export class ExportPermits {
+  constructor(
+    private readonly store: CoordinationStore,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** A fresh permit for one attempt; null when the incarnation is already revoked. */
+  async acquire(session: SessionKey, incarnation: number, operationId: string): Promise<HeldPermit | null> {
+    const key = `${permitPrefix(session)}${incarnation}:${randomBytes(12).toString('base64url')}`;
+    const value = canonicalize({ operationId, incarnation });
+    await this.store.setIfAbsent(key, value, this.ttlMs);
+    // Checked after the write: a revoke that landed before it is seen here; one after it deletes this permit.
+    if (await this.revoked(session, incarnation)) {
+      await this.store.compareAndDelete(key, value);
+      return null;
+    }
+    return { key, value };
+  }
+
+  /** Takes the permit at release: true only if it is still held (not revoked, not expired). */
+  async take(session: SessionKey, incarnation: number, permit: HeldPermit): Promise<boolean> {
+    if (await this.revoked(session, incarnation)) return false;
+    return this.store.compareAndDelete(permit.key, permit.value);
+  }
+
+  /** Drops a permit the attempt no longer needs (denied or failed); idempotent. */
+  async drop(permit: HeldPermit): Promise<void> {
+    await this.store.compareAndDelete(permit.key, permit.value);
+  }
+
+  /** Cascade revoke: marks the incarnation and deletes its (and older incarnations') permits. Idempotent; returns how many. */
+  async revoke(session: SessionKey, incarnation: number): Promise<number> {
+    await this.store.setIfAbsent(markerOf(session, incarnation), '1', MARKER_TTL_MS);
+    let fenced = 0;
+    for (const key of await this.store.keysWithPrefix(permitPrefix(session))) {
+      const held = Number(key.slice(permitPrefix(session).length).split(':')[0]);
+      if (!(held <= incarnation)) continue;
+      const value = await this.store.get(key);
+      if (value !== null && (await this.store.compareAndDelete(key, value))) fenced++;
+    }
+    return fenced;
+  }
+
+  private async revoked(session: SessionKey, incarnation: number): Promise<boolean> {
+    return (await this.store.get(markerOf(session, incarnation))) !== null;
+  }
+}
+
+function sessionDigest(session: SessionKey): string {
+  return createHash('sha256').update(canonicalize(session)).digest('hex');
+}
+
+const permitPrefix = (session: SessionKey) => `export-permit:${sessionDigest(session)}:`;
+const markerOf = (session: SessionKey, incarnation: number) => `export-revoked:${sessionDigest(session)}:${incarnation}`;
