@@ -101,6 +101,17 @@ it('SIGKILL the owner: typed invalidation at once, no claim before the lease lap
   running.kill('SIGKILL');
   expect((await waitForExit(running, 10_000)).signal).toBe('SIGKILL');
   const killedAt = Date.now();
+  // The process is gone once the NATS server has read the closed socket and dropped its subscriptions (a moment
+  // after exit): from then on no request can reach the dead owner, and a ping says so without waiting out a timeout.
+  await eventually(
+    () =>
+      requestOnGeneration(survivor.client, ConnPing, handle, {}, { timeoutMs: 500 }).then(
+        () => undefined,
+        (error: unknown) => ((error as { details?: { reason?: string } }).details?.reason === 'CONNECTION_GENERATION_GONE' ? true : undefined),
+      ),
+    5_000,
+    50,
+  );
 
   // Every caller of the old handle: typed, immediately.
   expect(await expectAppError(call(handle, 'follow-up', { nonce }))).toMatchObject({
