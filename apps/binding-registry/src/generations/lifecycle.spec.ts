@@ -165,6 +165,11 @@ describe('cancel-call', () => {
     const started = callStarted('slow');
     const inflight = callTool(handle, 'slow', { ms: 20_000, steps: 40 }, { callId: 'call-to-cancel' });
     await started;
+    // Handed to the connection is not yet received by the server: cancel only once the server runs the call.
+    await eventually(async () => {
+      const out = await callTool(handle, 'whoami', {});
+      return out.kind === 'complete' && (out.result['structuredContent'] as { slowStarted: number }).slowStarted >= 1 ? true : undefined;
+    }, 15_000);
     expect(await requestOnGeneration(registry.client, ConnCancelCall, handle, { callId: 'call-to-cancel' })).toEqual({ cancelled: true });
     expect(await expectAppError(inflight)).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CANCELLED' } });
     // Nothing left to cancel under that id.

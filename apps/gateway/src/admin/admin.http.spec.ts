@@ -58,6 +58,7 @@ beforeAll(async () => {
   registry.register(RegistryRebindToolset, (r) => (seen.push({ op: 'rebind', payload: r }), status(r.toolsetId, 'PROFILE_BOUND', 2)));
   registry.register(RegistryRotateKeys, () => ({ activeKeyId: 'k2', verifyingKeyIds: ['k1'], retiredKeyIds: [] }));
   registry.start();
+  await registry.ready();
 
   const transport = await connectTestTransport('gateway', { natsUrl: nats.url });
   gateway = await startService(gatewayService, {

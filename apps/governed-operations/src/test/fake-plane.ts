@@ -181,6 +181,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     return { ref: { recordId: r.key.recordId, schemaVersion: 1 }, state: 'COMMITTED' as const, eventId: r.key.eventId };
   });
   fakes.start();
+  await fakes.ready();
   const service = await bootService(governedOperationsService, uniquePrefix(), { NATS_URL: nats.url, ...env });
   return {
     state,

@@ -80,6 +80,7 @@ export class TestParticipant {
       });
     }
     server.start();
+    await server.ready();
     return participant;
   }
 

@@ -91,6 +91,11 @@ export class BusServer {
     this.state = 'serving';
   }
 
+  /** Resolves once the transport's server has every subscription of `start()`: from then on a request finds this server. */
+  async ready(): Promise<void> {
+    await this.options.transport.flush?.();
+  }
+
   /** Stop taking requests, then give in-flight handlers up to `graceMs` to finish and reply. */
   async stop(graceMs: number): Promise<void> {
     if (this.state === 'stopped' || this.state === 'stopping') return;

@@ -30,6 +30,7 @@ export async function startFakeProviders(natsUrl: string, providers: readonly (S
     server.start();
     return server;
   });
+  await transport.flush(); // subscribed at the server before anyone is told the fakes are there
   return {
     stop: async () => {
       await Promise.all(servers.map((s) => s.stop(100)));

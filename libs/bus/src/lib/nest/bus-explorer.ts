@@ -15,7 +15,7 @@ export class BusExplorer implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(BUS_OPTIONS) private readonly options: { shutdownGraceMs: number },
   ) {}
 
-  onApplicationBootstrap(): void {
+  async onApplicationBootstrap(): Promise<void> {
     for (const wrapper of [...this.discovery.getProviders(), ...this.discovery.getControllers()]) {
       const instance = wrapper.instance as Record<string, unknown> | undefined;
       if (!instance || typeof instance !== 'object' || wrapper.isDependencyTreeStatic() === false) continue;
@@ -28,6 +28,7 @@ export class BusExplorer implements OnApplicationBootstrap, BeforeApplicationShu
       }
     }
     this.server.start();
+    await this.server.ready();
   }
 
   async beforeApplicationShutdown(): Promise<void> {

@@ -69,6 +69,10 @@ export class NatsTransport implements BusTransport {
     return { drain: () => (sub.isClosed() ? Promise.resolve() : sub.drain()) };
   }
 
+  async flush(): Promise<void> {
+    if (!this.nc.isClosed()) await this.nc.flush();
+  }
+
   isConnected(): boolean {
     return !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined;
   }

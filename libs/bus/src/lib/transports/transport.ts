@@ -8,6 +8,8 @@ export interface BusTransport {
   request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array>;
   subscribe(subject: string, queue: string, handler: TransportHandler): TransportSubscription;
   isConnected(): boolean;
+  /** Resolves once the server has seen every subscription made so far (NATS: a PING round trip); absent in process. */
+  flush?(): Promise<void>;
   close(): Promise<void>;
 }
 
