@@ -197,18 +197,21 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
       expect(await h.eventRows(key)).toEqual([]);
     });
 
+    /** One event with a reference in each placement: a widget descriptor (c1), a bare sealed ref (c2), no ref (c3). */
+    const bothPlacements = (): LedgerEventInput => ({
+      author: 'a',
+      functionResponses: [
+        { id: 'c1', name: 't' },
+        { id: 'c2', name: 't' },
+        { id: 'c3', name: 't' },
+      ],
+      widgets: [widget('c1', RECORD_A), widget('c3', null)],
+      sealedResultRefs: { c2: { recordId: RECORD_B, schemaVersion: 1 } },
+    });
+
     it('accepts references in both placements when each matches its own function response', async () => {
       const key = await active();
-      const event: LedgerEventInput = {
-        author: 'a',
-        functionResponses: [
-          { id: 'c1', name: 't' },
-          { id: 'c2', name: 't' },
-          { id: 'c3', name: 't' },
-        ],
-        widgets: [widget('c1', RECORD_A), widget('c3', null)],
-        sealedResultRefs: { c2: { recordId: RECORD_B, schemaVersion: 1 } },
-      };
+      const event = bothPlacements();
       await expect(append(key, [event], { path: 'app-operation' })).resolves.toEqual({ incarnation: 1, eventIds: [1] });
     });
 
@@ -249,16 +252,7 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
 
     it('get-event verifies session, incarnation, event and function call against the ledger; anything foreign is NOT_FOUND', async () => {
       const key = await active();
-      const event: LedgerEventInput = {
-        author: 'a',
-        functionResponses: [
-          { id: 'c1', name: 't' },
-          { id: 'c2', name: 't' },
-          { id: 'c3', name: 't' },
-        ],
-        widgets: [widget('c1', RECORD_A), widget('c3', null)],
-        sealedResultRefs: { c2: { recordId: RECORD_B, schemaVersion: 1 } },
-      };
+      const event = bothPlacements();
       await append(key, [event], { path: 'user-turn' });
       const get = (over: Partial<{ session: SessionKey; incarnation: number; eventId: number; functionCallId: string }> = {}) =>
         h.client.request(LifecycleGetEvent, { session: key, incarnation: 1, eventId: 1, functionCallId: 'c1', ...over });
