@@ -10,11 +10,14 @@ describe('registry configuration', () => {
     expect(config.allowStdio).toBe(false);
     expect(config.hostKey?.length).toBe(32);
     expect(config.secrets.get('token')).toBe('s3cret');
+    expect(config.maxLiveGenerations).toBe(64);
+    expect(parseRegistryConfig({ REGISTRY_MAX_LIVE_GENERATIONS: '3' }).maxLiveGenerations).toBe(3);
   });
 
   it('rejects bad settings at startup', () => {
     expect(() => parseRegistryConfig({ REGISTRY_ALLOW_STDIO: 'maybe' })).toThrow(ConfigError);
     expect(() => parseRegistryConfig({ REGISTRY_SECRETS: '[1]' })).toThrow(/REGISTRY_SECRETS/);
+    expect(() => parseRegistryConfig({ REGISTRY_MAX_LIVE_GENERATIONS: '0' })).toThrow(/REGISTRY_MAX_LIVE_GENERATIONS/);
     expect(() => parseRegistryConfig({ REGISTRY_HOST_KEY: 'c2hvcnQ=c2hvcnQ=c2hvcnQ=c2hvcnQ=c2hvcnQ=c2hvcnQ=' })).toThrow(/32 bytes/);
   });
 });

@@ -15,6 +15,8 @@ export const registryConfigSchema = z.object({
   /** The ownership lease of this instance: other replicas take over its generations only after it lapses. */
   REGISTRY_INSTANCE_LEASE_MS: int(1000, 600_000).default(15_000),
   REGISTRY_CONNECT_TIMEOUT_MS: int(100, 600_000).default(20_000),
+  /** Live connection generations (each may be a server process) this instance holds at most; beyond it acquire is RESOURCE_EXHAUSTED. */
+  REGISTRY_MAX_LIVE_GENERATIONS: int(1, 100_000).default(64),
   REGISTRY_PROVIDER_TIMEOUT_MS: int(50, 60_000).default(1500),
   /** JSON object name → value: the secrets header references of HTTP toolsets resolve against. */
   REGISTRY_SECRETS: jsonVariable(z.record(z.string(), z.string()), 'must be a JSON object of strings')
@@ -28,6 +30,7 @@ export interface RegistryConfig {
   keyVerifyWindowMs: number;
   instanceLeaseMs: number;
   connectTimeoutMs: number;
+  maxLiveGenerations: number;
   providerTimeoutMs: number;
   secrets: ReadonlyMap<string, string>;
 }
@@ -42,6 +45,7 @@ export const registryConfig = registryConfigSchema.transform((c, ctx): RegistryC
     keyVerifyWindowMs: c.REGISTRY_KEY_VERIFY_WINDOW_MS,
     instanceLeaseMs: c.REGISTRY_INSTANCE_LEASE_MS,
     connectTimeoutMs: c.REGISTRY_CONNECT_TIMEOUT_MS,
+    maxLiveGenerations: c.REGISTRY_MAX_LIVE_GENERATIONS,
     providerTimeoutMs: c.REGISTRY_PROVIDER_TIMEOUT_MS,
     secrets: c.REGISTRY_SECRETS ?? new Map(),
   };

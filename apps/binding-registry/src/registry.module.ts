@@ -9,10 +9,12 @@ import { GenerationFanout } from './generations/generation-fanout';
 import { GenerationService } from './generations/generation.service';
 import { OwnedGenerations } from './generations/owned-generations';
 import { AdminHandlers } from './handlers/admin.handlers';
+import { CascadeHandlers } from './handlers/cascade.handlers';
 import { ConnectionHandlers } from './handlers/connection.handlers';
 import { keyRingProvider } from './keys/key-ring.provider';
 import type { RegistryConfig } from './registry.config';
 import type { RegistryFaultPoint } from './registry.faults';
+import { RegistryMetrics } from './registry.metrics';
 import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE } from './registry.tokens';
 import type { RegistryStore } from './store/registry-store';
 import { RegistryStoreAccess } from './store/store-access';
@@ -29,6 +31,7 @@ export class RegistryModule {
         { provide: REGISTRY_INSTANCE, useValue: { instanceId, incarnation: randomUUID() } },
         { provide: REGISTRY_CLOCK, useValue: clock },
         keyRingProvider,
+        RegistryMetrics,
         OwnedGenerations,
         GenerationFanout,
         BindingStateWaiter,
@@ -37,6 +40,7 @@ export class RegistryModule {
         GenerationService,
         AdminHandlers,
         ConnectionHandlers,
+        CascadeHandlers,
       ],
       exports: [BindingService, GenerationService, OwnedGenerations, FAULT_POINTS, REGISTRY_INSTANCE],
     };

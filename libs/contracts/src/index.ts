@@ -42,6 +42,8 @@ export * from './services/binding-registry/verify-binding-revision.v1';
 export * from './services/binding-registry/get-profile.v1';
 export * from './services/binding-registry/acquire-generation.v1';
 export * from './services/binding-registry/connection-ops.v1';
+export * from './services/binding-registry/end-session.v1';
+export * from './services/binding-registry/cascade.v1';
 export * from './services/catalog-policy/catalog-values';
 export * from './services/catalog-policy/reasons';
 export * from './services/catalog-policy/model-catalog.v1';

@@ -6,3 +6,8 @@ export function generationGone(generationId: string, why: string): AppHostError 
     details: RegistryReasons.details(CONNECTION_GENERATION_GONE, { generationId, why }),
   });
 }
+
+/** The bus's "no responders" answer on an owner's per-instance subject: that owner is gone (its processes with it). */
+export function ownerUnreachable(error: unknown): boolean {
+  return error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message);
+}

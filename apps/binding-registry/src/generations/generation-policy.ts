@@ -31,3 +31,14 @@ export function policyOf(profile: HostProfile | undefined): GenerationPolicy {
     maxLifetimeMs: profile.connectionPolicy.maxLifetimeMs,
   };
 }
+
+/**
+ * True when the profile grants the model path no callback at all (no sampling, elicitation or roots): then a `full`
+ * connection could do nothing an `app-safe` one cannot, so both classes of a session and toolset share the one
+ * app-safe connection (one server process). Without a profile nothing is granted or denied explicitly: two connections.
+ */
+export function sharesOneConnection(profile: HostProfile | undefined): boolean {
+  if (!profile) return false;
+  const { sampling, elicitation, roots } = profile.callbackPolicy;
+  return sampling === 'deny' && elicitation === 'deny' && roots === 'deny';
+}

@@ -7,8 +7,10 @@ import {
   CONNECTION_GENERATION_GONE,
   ConnRetain,
   type GenerationHandle,
+  type HostProfile,
   type ParsedRequestOf,
   type RegistryAcquireGeneration,
+  type ToolsetSpec,
 } from '@apphost/contracts';
 import { McpConnection, type Clock } from '@apphost/mcp';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
@@ -20,10 +22,11 @@ import type { RegistryFaultPoint } from '../registry.faults';
 import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { generationKey, principalIdentity, SECURITY_DOMAIN_PURPOSE } from './generation-key';
-import { policyOf } from './generation-policy';
+import { policyOf, sharesOneConnection, type GenerationPolicy } from './generation-policy';
+import type { SessionScope } from './local-generations';
 import { OwnedGenerations } from './owned-generations';
 import { resolveTarget } from './target';
-import { generationGone } from './generation-errors';
+import { generationGone, ownerUnreachable } from './generation-errors';
 
 type AcquireRequest = ParsedRequestOf<typeof RegistryAcquireGeneration>;
 const CLAIM_ATTEMPTS = 3;
@@ -55,49 +58,37 @@ export class GenerationService {
         details: RegistryReasons.details('SESSION_REQUIRED'),
       });
     }
-    const advertisesUi = request.connectionClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
+    // Under a profile that grants no callbacks, `full` is served by the app-safe connection: one key, one process.
+    const wireClass = sharesOneConnection(profile) ? 'app-safe' : request.connectionClass;
+    const advertisesUi = wireClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
     const securityDomain = await this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal));
-    const key = generationKey({
-      toolsetId: toolset.toolsetId,
-      bindingGeneration: binding.generation,
-      connectionClass: request.connectionClass,
-      securityDomain,
-      session: perSession && request.session ? { key: request.session.key, incarnation: request.session.incarnation } : null,
-    });
+    const session = perSession && request.session ? { key: request.session.key, incarnation: request.session.incarnation } : null;
+    const key = generationKey({ toolsetId: toolset.toolsetId, bindingGeneration: binding.generation, connectionClass: wireClass, securityDomain, session });
     const policy = policyOf(profile);
 
     for (let attempt = 1; ; attempt++) {
       let row = await this.store.generations.findLive(key);
       if (!row) {
-        await this.store.generations.expireDeadOwner(key);
-        row = await this.store.generations.claim({
-          generationId: randomUUID(),
-          generationKey: key,
-          toolsetId: toolset.toolsetId,
-          bindingGeneration: binding.generation,
-          connectionClass: request.connectionClass,
-          advertisesUi,
-          ownerInstance: this.instance.instanceId,
-          ownerIncarnation: this.instance.incarnation,
-        });
-        if (row) {
-          await this.faults.hit('generation.after-claim');
-          const target = resolveTarget(toolset.spec, this.config);
-          const profileMime = profile?.extension.mimeTypes;
-          this.owned.local.add(row, policy, (onClosed) =>
-            McpConnection.open({
-              target,
-              connectionClass: request.connectionClass,
-              advertiseUi: advertisesUi,
-              mimeTypes: profileMime,
-              protocol: toolset.spec.protocol,
-              connectTimeoutMs: this.config.connectTimeoutMs,
-              requestTimeoutMs: policy.callTimeoutMs,
-              mrtr: policy.mrtr,
-              clock: this.clock,
-              onClosed: (reason) => reason === 'transport' && onClosed(),
-            }),
-          );
+        // A claim here may start a server process: it needs a slot of this instance's cap first.
+        const releaseSlot = this.owned.local.reserveSlot();
+        try {
+          await this.store.generations.expireDeadOwner(key);
+          row = await this.store.generations.claim({
+            generationId: randomUUID(),
+            generationKey: key,
+            toolsetId: toolset.toolsetId,
+            bindingGeneration: binding.generation,
+            connectionClass: wireClass,
+            advertisesUi,
+            ownerInstance: this.instance.instanceId,
+            ownerIncarnation: this.instance.incarnation,
+          });
+          if (row) {
+            await this.faults.hit('generation.after-claim');
+            this.openClaimed(row, toolset.spec, profile, policy, session);
+          }
+        } finally {
+          releaseSlot();
         }
       }
       if (!row) {
@@ -118,12 +109,32 @@ export class GenerationService {
         fence: row.fence,
         toolsetId: row.toolsetId,
         bindingGeneration: row.bindingGeneration,
-        connectionClass: row.connectionClass,
+        // The class asked for, even when the app-safe connection serves it: callers keep their per-class bookkeeping.
+        connectionClass: request.connectionClass,
         advertisesUi: row.advertisesUi,
         bindingRevision: row.advertisesUi ? binding.bindingRevision : null,
         leaseId,
       };
     }
+  }
+
+  /** Opens the connection of a generation this instance just claimed (its class is the row's: the wire class). */
+  private openClaimed(row: GenerationRow, spec: ToolsetSpec, profile: HostProfile | undefined, policy: GenerationPolicy, session: SessionScope | null): void {
+    const target = resolveTarget(spec, this.config);
+    this.owned.local.add(row, policy, session, (onClosed) =>
+      McpConnection.open({
+        target,
+        connectionClass: row.connectionClass,
+        advertiseUi: row.advertisesUi,
+        mimeTypes: profile?.extension.mimeTypes,
+        protocol: spec.protocol,
+        connectTimeoutMs: this.config.connectTimeoutMs,
+        requestTimeoutMs: policy.callTimeoutMs,
+        mrtr: policy.mrtr,
+        clock: this.clock,
+        onClosed: (reason) => reason === 'transport' && onClosed(),
+      }),
+    );
   }
 
   private async retain(row: GenerationRow, leaseId: string, holder: { kind: string; id: string }): Promise<void> {
@@ -141,8 +152,7 @@ export class GenerationService {
     } catch (error) {
       // The directory still shows the owner alive (its lease has not lapsed) but nothing answers on its subject:
       // it crashed. Its generation is gone; it is never handed over before the lease lapses.
-      if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message))
-        throw generationGone(row.generationId, 'OWNER_GONE');
+      if (ownerUnreachable(error)) throw generationGone(row.generationId, 'OWNER_GONE');
       throw error;
     }
   }

@@ -1,13 +1,29 @@
 import type { Logger } from '@apphost/runtime';
+import { canonicalize } from '@apphost/canonical-json';
 import { systemClock, type CancelScheduled, type Clock, type McpConnection } from '@apphost/mcp';
-import { RegistryReasons } from '@apphost/contracts';
+import { AppHostError, RegistryReasons, type SessionKey } from '@apphost/contracts';
+import type { RegistryMetrics } from '../registry.metrics';
 import type { GenerationRow, GenerationsRepository } from '../store/generations.repository';
 import { generationGone } from './generation-errors';
 import type { GenerationPolicy } from './generation-policy';
 
+/** The session a generation is keyed by (none under per-principal affinity): what the deletion cascade ends. */
+export interface SessionScope {
+  key: SessionKey;
+  incarnation: number;
+}
+
+/** The per-instance cap on live generations (each may be a server process), and where their count is reported. */
+export interface LiveGenerationCap {
+  max: number;
+  metrics: RegistryMetrics;
+}
+
 export interface LocalGeneration {
   row: GenerationRow;
   policy: GenerationPolicy;
+  /** `canonicalize(session key)` and incarnation; in memory only, never in rows or logs. */
+  session: { identity: string; incarnation: number } | null;
   opening: Promise<McpConnection>;
   connection?: McpConnection;
   leases: Map<string, { kind: string; id: string }>;
@@ -22,22 +38,59 @@ export interface LocalGeneration {
  * The connection generations this process owns: the live MCP connections, their references (leases held by
  * Views, reservations, runners; in-flight operations), idle eviction and maximum lifetime. Ending a generation
  * closes its connection and marks its directory row (guarded by the fence); it never comes back. Both timers run on
- * `clock` (real time in a service; a test advances a manual clock instead of waiting).
+ * `clock` (real time in a service; a test advances a manual clock instead of waiting). At most `cap.max` are live
+ * (or being claimed) at once; deleting a session ends its generations at once.
  */
 export class LocalGenerations {
   private readonly generations = new Map<string, LocalGeneration>();
   /** Why recently ended generations ended (bounded): callers learn IDLE_EVICTED, MAX_LIFETIME, … instead of a bare NOT_OWNED_HERE. */
   private readonly endedReasons = new Map<string, { fence: number; reason: string }>();
+  /** Claims between their capacity check and `add`: they count against the cap, so concurrent acquires cannot overshoot it. */
+  private pendingClaims = 0;
 
   constructor(
     private readonly repository: GenerationsRepository,
     private readonly logger: Logger,
     private readonly ownershipValid: () => boolean,
+    private readonly cap: LiveGenerationCap,
     private readonly clock: Clock = systemClock,
   ) {}
 
-  add(row: GenerationRow, policy: GenerationPolicy, open: (onClosed: () => void) => Promise<McpConnection>): LocalGeneration {
-    const local: LocalGeneration = { row, policy, leases: new Map(), inflight: 0, calls: new Map(), opening: undefined as unknown as Promise<McpConnection> };
+  /**
+   * Holds one slot of the cap for a claim about to be made; the returned function gives it back (call it once the
+   * claim is added or lost). RESOURCE_EXHAUSTED (retryable) when every slot is taken.
+   */
+  reserveSlot(): () => void {
+    if (this.generations.size + this.pendingClaims >= this.cap.max) {
+      this.cap.metrics.acquireRefusals.inc({ reason: 'LIVE_GENERATIONS_EXHAUSTED' });
+      throw new AppHostError('RESOURCE_EXHAUSTED', `this registry instance already holds its maximum of ${this.cap.max} live connection generations`, {
+        retryable: true,
+        details: RegistryReasons.details('LIVE_GENERATIONS_EXHAUSTED', { limit: this.cap.max }),
+      });
+    }
+    this.pendingClaims++;
+    let held = true;
+    return () => {
+      if (held) this.pendingClaims--;
+      held = false;
+    };
+  }
+
+  add(
+    row: GenerationRow,
+    policy: GenerationPolicy,
+    session: SessionScope | null,
+    open: (onClosed: () => void) => Promise<McpConnection>,
+  ): LocalGeneration {
+    const local: LocalGeneration = {
+      row,
+      policy,
+      session: session && { identity: canonicalize(session.key), incarnation: session.incarnation },
+      leases: new Map(),
+      inflight: 0,
+      calls: new Map(),
+      opening: undefined as unknown as Promise<McpConnection>,
+    };
     local.opening = open(() => void this.end(local, 'GONE', 'TRANSPORT_CLOSED')).then(
       (connection) => {
         local.connection = connection;
@@ -52,6 +105,7 @@ export class LocalGenerations {
     local.opening.catch(() => undefined);
     local.cancelLifetimeTimer = this.clock.schedule(policy.maxLifetimeMs, () => void this.end(local, 'CLOSED', 'MAX_LIFETIME'));
     this.generations.set(row.generationId, local);
+    this.cap.metrics.liveGenerations.set(this.generations.size);
     this.logger.info(
       {
         generationId: row.generationId,
@@ -125,6 +179,14 @@ export class LocalGenerations {
     return targets.length;
   }
 
+  /** Ends every generation keyed by the session at or below `incarnation` (it was deleted): their servers exit now. */
+  async endSession(key: SessionKey, incarnation: number): Promise<number> {
+    const identity = canonicalize(key);
+    const targets = [...this.generations.values()].filter((g) => !g.ended && g.session?.identity === identity && g.session.incarnation <= incarnation);
+    await Promise.all(targets.map((g) => this.end(g, 'CLOSED', 'SESSION_DELETED')));
+    return targets.length;
+  }
+
   async endAll(state: 'CLOSED' | 'GONE', reason: string): Promise<void> {
     await Promise.all([...this.generations.values()].map((g) => this.end(g, state, reason)));
   }
@@ -146,6 +208,7 @@ export class LocalGenerations {
     local.cancelLifetimeTimer?.();
     for (const controller of local.calls.values()) controller.abort(reason);
     this.generations.delete(local.row.generationId);
+    this.cap.metrics.liveGenerations.set(this.generations.size);
     this.endedReasons.set(local.row.generationId, { fence: local.row.fence, reason });
     if (this.endedReasons.size > ENDED_REASONS_KEPT) this.endedReasons.delete(this.endedReasons.keys().next().value as string);
     await local.connection?.close().catch(() => undefined);

@@ -4,6 +4,7 @@ import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
 import { RegistryStoreAccess } from '../store/store-access';
 import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
+import { RegistryMetrics } from '../registry.metrics';
 import { InstanceLease } from './instance-lease';
 import { LocalGenerations } from './local-generations';
 
@@ -19,8 +20,10 @@ export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
     @Inject(REGISTRY_CONFIG) config: RegistryConfig,
     @Inject(SERVICE_CONTEXT) context: ServiceContext,
     @Inject(REGISTRY_CLOCK) clock: Clock,
+    metrics: RegistryMetrics,
   ) {
-    this.local = new LocalGenerations(store.generations, context.logger, () => this.lease.valid(), clock);
+    const cap = { max: config.maxLiveGenerations, metrics };
+    this.local = new LocalGenerations(store.generations, context.logger, () => this.lease.valid(), cap, clock);
     this.lease = new InstanceLease(store.generations, instance.instanceId, instance.incarnation, config.instanceLeaseMs, context.logger, (reason) =>
       this.local.endAll('GONE', reason),
     );

@@ -5,6 +5,7 @@ import {
   ConnCallTool,
   ConnCancelCall,
   ConnCloseBinding,
+  ConnEndSession,
   ConnListTools,
   ConnPing,
   ConnReadResource,
@@ -94,5 +95,10 @@ export class ConnectionHandlers {
   @BusHandler(ConnCloseBinding, conn)
   async closeBinding(r: ParsedRequestOf<typeof ConnCloseBinding>): Promise<ResponseOf<typeof ConnCloseBinding>> {
     return { closed: await this.owned.local.closeBinding(r.toolsetId, r.bindingGeneration, r.scope) };
+  }
+
+  @BusHandler(ConnEndSession, conn)
+  async endSession(r: ParsedRequestOf<typeof ConnEndSession>): Promise<ResponseOf<typeof ConnEndSession>> {
+    return { ended: await this.owned.local.endSession(r.session, r.incarnation) };
   }
 }

@@ -134,6 +134,12 @@ export class GenerationsRepository {
     return rows.map((r) => r.owner_instance);
   }
 
+  /** Every instance holding any LIVE generation (for the session-deletion fan-out: the directory does not know sessions). */
+  async liveOwners(): Promise<string[]> {
+    const { rows } = await this.db.query<{ owner_instance: string }>(`SELECT DISTINCT owner_instance FROM connection_generations WHERE state = 'LIVE'`);
+    return rows.map((r) => r.owner_instance);
+  }
+
   async liveCount(toolsetId: string): Promise<number> {
     const { rows } = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM connection_generations WHERE toolset_id = $1 AND state = 'LIVE'`, [
       toolsetId,

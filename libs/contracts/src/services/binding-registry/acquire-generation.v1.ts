@@ -19,5 +19,6 @@ export const RegistryAcquireGeneration = defineContract({
     holder: z.strictObject({ kind: z.enum(['view', 'reservation', 'operation', 'runner']), id: z.string().min(1).max(128) }),
   }),
   response: generationHandleSchema,
-  errors: ['NOT_FOUND', 'FAILED_PRECONDITION', 'UNAVAILABLE', 'DEADLINE_EXCEEDED'],
+  /** RESOURCE_EXHAUSTED (`LIVE_GENERATIONS_EXHAUSTED`, retryable): the replica serving it holds its cap of live generations. */
+  errors: ['NOT_FOUND', 'FAILED_PRECONDITION', 'UNAVAILABLE', 'DEADLINE_EXCEEDED', 'RESOURCE_EXHAUSTED'],
 });

@@ -34,6 +34,8 @@ export const RegistryReasons = defineReasons([
   'SESSION_REQUIRED',
   'CALL_ID_IN_FLIGHT',
   'CLAIM_CONTENDED',
+  /** This instance already holds `REGISTRY_MAX_LIVE_GENERATIONS` live generations (RESOURCE_EXHAUSTED, retryable). */
+  'LIVE_GENERATIONS_EXHAUSTED',
   'BINDING_MATERIALIZING',
   'BINDING_CLOSED',
   'REBIND_RACE',
