@@ -29,7 +29,7 @@ export class CascadeHandlers {
 
   private async endSession(r: CascadeRequest, step: 'revoke' | 'purge'): Promise<{ ended: number }> {
     const ended = await this.fanout.endSession(r.session, r.incarnation);
-    this.context.logger.info({ step, incarnation: r.incarnation, ended }, 'cascade: ended the session's connection generations');
+    this.context.logger.info({ step, incarnation: r.incarnation, ended }, 'cascade: ended the connection generations of a deleted session');
     return { ended };
   }
 }
