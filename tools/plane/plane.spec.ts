@@ -71,7 +71,7 @@ describe('all-in-one plane', () => {
       expect(services.find((s) => s.service === 'governed-operations')?.describe?.stores[0]).toMatchObject({ kind: 'redis', ready: true });
       expect(fs.existsSync(path.join(home, 'pg'))).toBe(false);
 
-      // A session deleted through the gateway cascades to the sealed-result store and export-audit over the bus.
+      // A session deleted through the gateway cascades to the sealed-result store, export-audit and binding-registry over the bus.
       const token = fs.readFileSync(path.join(home, 'dev-token'), 'utf8').trim();
       const auth = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
       const created = await fetch(`${plane.base}/v1/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ appName: 'demo' }) });
@@ -89,6 +89,7 @@ describe('all-in-one plane', () => {
           expect.objectContaining({ name: 'governed-operations', revoked: true, purged: true }),
           expect.objectContaining({ name: 'sealed-result-store', revoked: true, purged: true }),
           expect.objectContaining({ name: 'export-audit', revoked: true, purged: true }),
+          expect.objectContaining({ name: 'binding-registry', revoked: true, purged: true }),
         ]);
       } finally {
         await transport.close();
