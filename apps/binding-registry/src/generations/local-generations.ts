@@ -76,12 +76,7 @@ export class LocalGenerations {
     };
   }
 
-  add(
-    row: GenerationRow,
-    policy: GenerationPolicy,
-    session: SessionScope | null,
-    open: (onClosed: () => void) => Promise<McpConnection>,
-  ): LocalGeneration {
+  add(row: GenerationRow, policy: GenerationPolicy, session: SessionScope | null, open: (onClosed: () => void) => Promise<McpConnection>): LocalGeneration {
     const local: LocalGeneration = {
       row,
       policy,
