@@ -87,6 +87,7 @@ export class GenerationService {
           this.owned.local.add(row, policy, (onClosed) =>
             McpConnection.open({
               target,
+              toolsetId: toolset.toolsetId,
               connectionClass: request.connectionClass,
               advertiseUi: advertisesUi,
               mimeTypes: profileMime,
