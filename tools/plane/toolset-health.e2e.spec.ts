@@ -1,6 +1,15 @@
 import net from 'node:net';
 import { CatalogClassifyBatch, RegistryPutToolset, type RunToolBatchResponse, type UnavailableToolset } from '@apphost/contracts';
-import { dropSchemasWithPrefix, freePort, startFakeProviders, startHttpFixture, startPrivateNats, uniquePrefix, type HttpFixture, type PrivateNats } from '@apphost/testing';
+import {
+  dropSchemasWithPrefix,
+  freePort,
+  startFakeProviders,
+  startHttpFixture,
+  startPrivateNats,
+  uniquePrefix,
+  type HttpFixture,
+  type PrivateNats,
+} from '@apphost/testing';
 import { fixtureSpec, token } from './catalog-harness';
 import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
@@ -76,7 +85,11 @@ describe('toolset health in the plane', () => {
     alice = await token('alice');
     const put = (toolsetId: string, spec: Parameters<typeof plane.registry.client.request<typeof RegistryPutToolset>>[1]['spec']) =>
       plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 30_000 });
-    const http = (port: number, namePrefix: string) => ({ connection: { kind: 'http' as const, url: `http://127.0.0.1:${port}/mcp` }, namePrefix, profileId: null });
+    const http = (port: number, namePrefix: string) => ({
+      connection: { kind: 'http' as const, url: `http://127.0.0.1:${port}/mcp` },
+      namePrefix,
+      profileId: null,
+    });
     await Promise.all([
       put('healthy', fixtureSpec('stateful-nonce', null)),
       put('missing', { connection: { kind: 'stdio', command: '/nonexistent/apphost-mcp-server' }, namePrefix: 'gone', profileId: null }),
@@ -108,7 +121,9 @@ describe('toolset health in the plane', () => {
       message: 'toolset missing: connect failed: command not found: /nonexistent/apphost-mcp-server (ENOENT)',
     });
     expect(byId['crashing']).toMatchObject({ code: 'UNAVAILABLE', reason: 'MCP_CONNECT_FAILED' });
-    expect(byId['crashing']!.message).toBe('toolset crashing: connect failed: the server exited with code 3 before initialize; last stderr line: boom: bad config');
+    expect(byId['crashing']!.message).toBe(
+      'toolset crashing: connect failed: the server exited with code 3 before initialize; last stderr line: boom: bad config',
+    );
     expect(byId['refused']).toMatchObject({ code: 'UNAVAILABLE', reason: 'MCP_CONNECT_FAILED' });
     expect(byId['refused']!.message).toBe(`toolset refused: connect failed: connection refused by 127.0.0.1:${refusedPort} (ECONNREFUSED)`);
   });
@@ -167,7 +182,9 @@ describe('toolset health in the plane', () => {
         cause: { code: 'UNAVAILABLE', reason: 'MCP_CONNECT_FAILED' },
       },
     });
-    expect(refused!.response).toMatchObject({ error: { code: 'TOOLSET_UNAVAILABLE', toolsetIds: ['refused'], message: expect.stringContaining('ECONNREFUSED') } });
+    expect(refused!.response).toMatchObject({
+      error: { code: 'TOOLSET_UNAVAILABLE', toolsetIds: ['refused'], message: expect.stringContaining('ECONNREFUSED') },
+    });
   });
 
   it('a name no toolset can own still fails the whole batch (TOOL_NOT_IN_CATALOG)', async () => {
