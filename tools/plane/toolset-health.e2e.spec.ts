@@ -79,6 +79,7 @@ describe('toolset health in the plane', () => {
         'mixed-app': [{ toolsetId: 'healthy' }, { toolsetId: 'missing' }, { toolsetId: 'crashing' }, { toolsetId: 'refused' }],
         'dead-app': [{ toolsetId: 'missing' }, { toolsetId: 'crashing' }],
         'late-app': [{ toolsetId: 'late' }],
+        'bare-app': [{ toolsetId: 'healthy' }, { toolsetId: 'crashing-bare' }],
       }),
       CATALOG_MODEL_CACHE_TTL_MS: '60000',
     });
@@ -94,6 +95,7 @@ describe('toolset health in the plane', () => {
       put('healthy', fixtureSpec('stateful-nonce', null)),
       put('missing', { connection: { kind: 'stdio', command: '/nonexistent/apphost-mcp-server' }, namePrefix: 'gone', profileId: null }),
       put('crashing', { connection: { kind: 'stdio', command: process.execPath, args: CRASHING }, namePrefix: 'crash', profileId: null }),
+      put('crashing-bare', { connection: { kind: 'stdio', command: process.execPath, args: CRASHING }, profileId: null }),
       put('refused', http(refusedPort, 'remote')),
       put('late', http(latePort, 'late')),
     ]);
@@ -184,6 +186,24 @@ describe('toolset health in the plane', () => {
     });
     expect(refused!.response).toMatchObject({
       error: { code: 'TOOLSET_UNAVAILABLE', toolsetIds: ['refused'], message: expect.stringContaining('ECONNREFUSED') },
+    });
+  });
+
+  it('without a name prefix, an unknown name may belong to the unavailable toolset: that call fails alone', async () => {
+    await session('bare-app', 'h-bare');
+    const res = await http('POST', '/v1/sessions/h-bare/tool-batches', {
+      appName: 'bare-app',
+      invocationId: 'inv-b',
+      calls: [
+        { functionCallId: 'ok', tool: 'whoami', arguments: {} },
+        { functionCallId: 'maybe', tool: 'some-tool-of-the-broken-server', arguments: {} },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const [ok, maybe] = (res.body as unknown as RunToolBatchResponse).functionResponses;
+    expect(ok!.response).toMatchObject({ structuredContent: { transport: 'stdio' } });
+    expect(maybe!.response).toMatchObject({
+      error: { code: 'TOOLSET_UNAVAILABLE', toolsetIds: ['crashing-bare'], message: expect.stringContaining('boom: bad config') },
     });
   });
 
