@@ -207,6 +207,18 @@ describe('toolset health in the plane', () => {
     });
   });
 
+  it('the OpenAPI document describes the catalog answer with its unavailable toolsets', async () => {
+    const doc = (await (await fetch(`${plane.base}/v1/openapi.json`)).json()) as {
+      paths: Record<string, { get: { responses: Record<string, { content: { 'application/json': { schema: Record<string, unknown> } } }> } }>;
+    };
+    const schema = doc.paths['/v1/sessions/{sessionId}/catalog']!.get.responses['200']!.content['application/json'].schema as {
+      required: string[];
+      properties: { unavailable: { items: { required: string[] } } };
+    };
+    expect(schema.required).toContain('unavailable');
+    expect(schema.properties.unavailable.items.required.sort()).toEqual(['code', 'message', 'reason', 'toolsetId']);
+  });
+
   it('a name no toolset can own still fails the whole batch (TOOL_NOT_IN_CATALOG)', async () => {
     await session('mixed-app', 'h-unknown');
     const res = await http('POST', '/v1/sessions/h-unknown/tool-batches', {
