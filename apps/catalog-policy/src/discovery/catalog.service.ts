@@ -132,13 +132,16 @@ export class CatalogService {
 
   /** Every selected toolset composed on its own (concurrently): one that cannot be discovered is reported, never fatal. */
   private async composeModel(audience: CatalogAudience, selections: readonly ToolsetSelection[]): Promise<ModelComposition> {
-    const settled = await Promise.allSettled(selections.map((selection) => this.composeToolset(audience, selection)));
-    const parts: Composition[] = [];
-    const unavailable: UnavailableToolset[] = [];
-    settled.forEach((outcome, i) => {
-      if (outcome.status === 'fulfilled') parts.push(outcome.value);
-      else unavailable.push(unavailableEntry(selections[i]!.toolsetId, outcome.reason));
-    });
+    const settled = await Promise.all(
+      selections.map((selection) =>
+        this.composeToolset(audience, selection).then(
+          (part) => ({ part }),
+          (error: unknown) => ({ unavailable: unavailableEntry(selection.toolsetId, error) }),
+        ),
+      ),
+    );
+    const parts = settled.flatMap((s) => ('part' in s ? [s.part] : []));
+    const unavailable = settled.flatMap((s) => ('unavailable' in s ? [s.unavailable] : []));
     if (unavailable.length) this.logger.warn({ unavailable }, 'toolsets unavailable: the catalog is served without their tools');
     const merged = dropCollisions(parts);
     this.logExclusions(merged.excluded, 'model');

@@ -60,8 +60,8 @@ export class ToolBatchService {
       ),
     );
     // Calls to an unavailable toolset fail alone; the event still answers every call in the batch's order.
-    const order = new Map(calls.map((c, i) => [c.functionCallId, i]));
-    const outcomes = [...ran, ...unreachable].sort((a, b) => order.get(a.response.functionCallId)! - order.get(b.response.functionCallId)!);
+    const answered = new Map([...ran, ...unreachable].map((o) => [o.response.functionCallId, o]));
+    const outcomes = calls.flatMap((c) => answered.get(c.functionCallId) ?? []);
 
     const responses = outcomes.map((o) => o.response);
     const widgets = outcomes.flatMap((o) => (o.widget ? [o.widget] : []));
