@@ -95,7 +95,7 @@ describe('catalog-policy in the plane', () => {
       expect((await http('POST', '/v1/sessions', { appName: 'monitor-app', sessionId: 'cat-1' })).status).toBe(201);
       const res = await http('GET', '/v1/sessions/cat-1/catalog?appName=monitor-app');
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ sessionId: 'cat-1', appName: 'monitor-app', incarnation: 1 });
+      expect(res.body).toMatchObject({ sessionId: 'cat-1', appName: 'monitor-app', incarnation: 1, unavailable: [] });
       const tools = res.body.tools as { name: string; handleId: string; resourceUri?: string; connectionClass: string }[];
       const info = tools.find((t) => t.name === SYSMON.uiTool);
       expect(info).toMatchObject({ handleId: expect.stringMatching(/^th_/), resourceUri: SYSMON.resourceUri, connectionClass: 'app-safe' });
@@ -239,7 +239,7 @@ describe('catalog-policy in the plane', () => {
     }, 60_000);
   });
 
-  describe('bounded discovery against the hostile fixture: deny, never a partial catalog', () => {
+  describe('bounded discovery against the hostile fixture: the toolset is denied whole, never listed in part', () => {
     it.each([
       ['endless', [], 'RESOURCE_EXHAUSTED'],
       ['repeat-cursor', [], 'RESOURCE_EXHAUSTED'],
@@ -251,7 +251,8 @@ describe('catalog-policy in the plane', () => {
       async (mode, extra, code) => {
         const id = `hostile-${mode}`;
         await put(id, fixtureSpec('hostile', 'p1', [`--mode=${mode}`, ...extra]));
-        await expect(model(id)).rejects.toMatchObject({ code });
+        // The model catalog answers without the toolset's tools and says why; the View's app catalog is denied.
+        expect(await model(id)).toMatchObject({ tools: [], unavailable: [{ toolsetId: id, code, message: expect.stringContaining(id) }] });
         const h = await acquire(id, 'app-safe');
         await expect(plane.catalog.client.request(CatalogAppCatalog, { generation: bound(h) }, { timeoutMs: 30_000 })).rejects.toMatchObject({ code });
       },

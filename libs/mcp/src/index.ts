@@ -2,6 +2,7 @@ export * from './lib/constants';
 export * from './lib/target';
 export * from './lib/capabilities';
 export * from './lib/errors';
+export * from './lib/connect-failure';
 export * from './lib/pagination';
 export * from './lib/clock';
 export * from './lib/mrtr';

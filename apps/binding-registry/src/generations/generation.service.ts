@@ -124,6 +124,7 @@ export class GenerationService {
     this.owned.local.add(row, policy, session, (onClosed) =>
       McpConnection.open({
         target,
+        toolsetId: row.toolsetId,
         connectionClass: row.connectionClass,
         advertiseUi: row.advertisesUi,
         mimeTypes: profile?.extension.mimeTypes,

@@ -12,6 +12,7 @@ import {
   type CatalogModelCatalog,
   type ResponseOf,
   type ToolsetSelection,
+  type UnavailableToolset,
 } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
 import { CATALOG_CONFIG, CATALOG_LOGGER } from '../catalog.tokens';
@@ -24,6 +25,7 @@ import { ModelCatalogCache } from './model-catalog-cache';
 import { RegistryDiscovery } from './registry-client';
 
 type ModelCatalog = ResponseOf<typeof CatalogModelCatalog>;
+type ModelComposition = Composition & { unavailable: UnavailableToolset[] };
 
 /** The model catalog, the app catalog and batch classification, all composed from fresh registry listings. */
 @Injectable()
@@ -46,6 +48,8 @@ export class CatalogService {
     if (hit) return { ...hit, cached: true };
     const composed = await this.composeModel(audience, selections);
     const value: ModelCatalog = { ...composed, cached: false, composedAt: new Date().toISOString() };
+    // A toolset that failed may be back in a second: a partial catalog is served, never cached.
+    if (composed.unavailable.length > 0) return value;
     this.cache.set(key, value, Math.min(...selections.map((s) => s.cacheTtlMs ?? this.config.modelCacheTtlMs), this.config.modelCacheTtlMs));
     return value;
   }
@@ -75,7 +79,11 @@ export class CatalogService {
     const selections = await this.selectionsFor(audience, toolsets);
     const catalog = await this.composeModel(audience, selections);
     const byName = new Map(catalog.tools.map((t) => [t.exposedName, t]));
-    const missing = calls.filter((c) => !byName.has(c.name));
+    const unreachable = calls.flatMap((c) => {
+      const toolsetIds = byName.has(c.name) ? [] : mayBelongTo(c.name, selections, catalog.unavailable);
+      return toolsetIds.length ? [{ callId: c.callId, name: c.name, toolsetIds }] : [];
+    });
+    const missing = calls.filter((c) => !byName.has(c.name) && !unreachable.some((u) => u.callId === c.callId));
     if (missing.length) {
       const disagreeing = missing.filter((c) =>
         catalog.excluded.some(
@@ -91,16 +99,25 @@ export class CatalogService {
         },
       );
     }
-    const entries = calls.map((c) => {
-      const handle = byName.get(c.name)!;
-      return { callId: c.callId, name: c.name, uiAssociated: handle.resourceUri !== null, handle };
+    const entries = calls.flatMap((c) => {
+      const handle = byName.get(c.name);
+      if (!handle) return [];
+      return [{ callId: c.callId, name: c.name, uiAssociated: handle.resourceUri !== null, handle }];
     });
     const ui = entries.filter((e) => e.uiAssociated).length;
     const classification = ui === 0 ? 'non-ui' : ui === entries.length ? 'ui' : 'mixed';
     const snapshotDigest = createHash('sha256')
       .update(canonicalize(entries.map((e) => [e.callId, e.name, e.handle.handleId, e.handle.fingerprint])))
       .digest('hex');
-    return deepFreeze({ snapshotId: randomUUID(), snapshotDigest, classification, calls: entries, createdAt: new Date().toISOString() });
+    return deepFreeze({
+      snapshotId: randomUUID(),
+      snapshotDigest,
+      classification,
+      calls: entries,
+      unavailable: catalog.unavailable,
+      unreachable,
+      createdAt: new Date().toISOString(),
+    });
   }
 
   invalidateToolset(toolsetId: string): void {
@@ -113,47 +130,78 @@ export class CatalogService {
     return Promise.all(named.map((selection) => this.discovery.effectiveSelection(selection)));
   }
 
-  private async composeModel(audience: CatalogAudience, selections: readonly ToolsetSelection[]): Promise<Composition> {
-    const parts: Composition[] = [];
-    for (const selection of selections) {
-      // Both classes must list completely, or there is no catalog at all. They list concurrently (independent
-      // connections); the rule that the app-safe class decides UI tools is in resolveTwoClass, and a failure of the
-      // app-safe listing is the one reported when both fail, as if they had run in order.
-      const [appSafeListing, fullListing] = await Promise.allSettled([
-        this.discovery.acquireAndList(selection.toolsetId, 'app-safe', audience),
-        this.discovery.acquireAndList(selection.toolsetId, 'full', audience),
-      ]);
-      if (appSafeListing.status === 'rejected') throw appSafeListing.reason;
-      if (fullListing.status === 'rejected') throw fullListing.reason;
-      const appSafe = appSafeListing.value;
-      const full = fullListing.value;
-      if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
-        throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', {
-          details: CatalogReasons.details('BINDING_CHANGED_DURING_DISCOVERY', { toolsetId: selection.toolsetId }),
-        });
-      }
-      const resolved = resolveTwoClass(selection.toolsetId, appSafe, full);
-      for (const d of resolved.divergences)
-        this.logger.info({ toolsetId: selection.toolsetId, ...d }, 'capability-adapted declaration: the app-safe declaration wins for a UI tool');
-      const quarantined = await this.pinning.evaluate(selection.toolsetId, resolved.candidates);
-      const composed = composeModelCatalog(
-        resolved.candidates,
-        selection,
-        this.config.reservedNames,
-        quarantined,
-        catalogGenerationOf(appSafe.generation.bindingGeneration, [appSafe, full]),
-      );
-      parts.push({ tools: composed.tools, excluded: [...resolved.excluded, ...composed.excluded] });
-    }
+  /** Every selected toolset composed on its own (concurrently): one that cannot be discovered is reported, never fatal. */
+  private async composeModel(audience: CatalogAudience, selections: readonly ToolsetSelection[]): Promise<ModelComposition> {
+    const settled = await Promise.all(
+      selections.map((selection) =>
+        this.composeToolset(audience, selection).then(
+          (part) => ({ part }),
+          (error: unknown) => ({ unavailable: unavailableEntry(selection.toolsetId, error) }),
+        ),
+      ),
+    );
+    const parts = settled.flatMap((s) => ('part' in s ? [s.part] : []));
+    const unavailable = settled.flatMap((s) => ('unavailable' in s ? [s.unavailable] : []));
+    if (unavailable.length) this.logger.warn({ unavailable }, 'toolsets unavailable: the catalog is served without their tools');
     const merged = dropCollisions(parts);
     this.logExclusions(merged.excluded, 'model');
-    return merged;
+    return { ...merged, unavailable };
+  }
+
+  private async composeToolset(audience: CatalogAudience, selection: ToolsetSelection): Promise<Composition> {
+    // Both classes must list completely, or the toolset has no tools in the catalog. They list concurrently
+    // (independent connections); the rule that the app-safe class decides UI tools is in resolveTwoClass, and a
+    // failure of the app-safe listing is the one reported when both fail, as if they had run in order.
+    const [appSafeListing, fullListing] = await Promise.allSettled([
+      this.discovery.acquireAndList(selection.toolsetId, 'app-safe', audience),
+      this.discovery.acquireAndList(selection.toolsetId, 'full', audience),
+    ]);
+    if (appSafeListing.status === 'rejected') throw appSafeListing.reason;
+    if (fullListing.status === 'rejected') throw fullListing.reason;
+    const appSafe = appSafeListing.value;
+    const full = fullListing.value;
+    if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
+      throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', {
+        details: CatalogReasons.details('BINDING_CHANGED_DURING_DISCOVERY', { toolsetId: selection.toolsetId }),
+      });
+    }
+    const resolved = resolveTwoClass(selection.toolsetId, appSafe, full);
+    for (const d of resolved.divergences)
+      this.logger.info({ toolsetId: selection.toolsetId, ...d }, 'capability-adapted declaration: the app-safe declaration wins for a UI tool');
+    const quarantined = await this.pinning.evaluate(selection.toolsetId, resolved.candidates);
+    const composed = composeModelCatalog(
+      resolved.candidates,
+      selection,
+      this.config.reservedNames,
+      quarantined,
+      catalogGenerationOf(appSafe.generation.bindingGeneration, [appSafe, full]),
+    );
+    return { tools: composed.tools, excluded: [...resolved.excluded, ...composed.excluded] };
   }
 
   private logExclusions(excluded: readonly { toolsetId: string; name: string; reason: string }[], catalog: 'model' | 'app'): void {
     const loud = excluded.filter((e) => e.reason !== 'NOT_SELECTED' && e.reason !== 'NOT_VISIBLE' && e.reason !== 'NOT_ALLOWED_BY_APP_POLICY');
     if (loud.length) this.logger.warn({ catalog, excluded: loud }, 'tools excluded from the catalog');
   }
+}
+
+/** The toolset's discovery failure as the catalog reports it; the message names the toolset even when the error did not. */
+function unavailableEntry(toolsetId: string, error: unknown): UnavailableToolset {
+  const typed =
+    error instanceof AppHostError ? error : new AppHostError('INTERNAL', 'discovery failed', { details: CatalogReasons.details('DISCOVERY_FAILED') });
+  const reason = typeof typed.details?.['reason'] === 'string' ? typed.details['reason'] : 'DISCOVERY_FAILED';
+  const message = typed.message.includes(toolsetId) ? typed.message : `toolset ${toolsetId}: ${typed.message}`;
+  return { toolsetId, code: typed.code, reason: reason.slice(0, 64), message: message.slice(0, 1024) };
+}
+
+/** The unavailable toolsets an absent tool name may belong to: its name prefix matches, or the toolset has none. */
+function mayBelongTo(name: string, selections: readonly ToolsetSelection[], unavailable: readonly UnavailableToolset[]): string[] {
+  return unavailable
+    .map((u) => u.toolsetId)
+    .filter((toolsetId) => {
+      const prefix = selections.find((s) => s.toolsetId === toolsetId)?.namePrefix;
+      return prefix === undefined || name.startsWith(`${prefix}_`);
+    });
 }
 
 function deepFreeze<T>(value: T): T {

@@ -13,7 +13,10 @@ import { CurrentPrincipal, RequireScopes } from '../auth';
 import { ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
 import { approveBodySchema, catalogQuerySchema, toolMethodSchema, type PublicCatalog } from './catalog.schemas';
 
-/** `GET /v1/sessions/{id}/catalog`: the session's model catalog (model-visible tools only), from catalog-policy. */
+/**
+ * `GET /v1/sessions/{id}/catalog`: the session's model catalog (model-visible tools only), from catalog-policy, with
+ * the toolsets that could not be discovered in `unavailable` (still 200: one bad toolset never hides the others).
+ */
 @Controller('v1/sessions')
 @RequireScopes('runtime')
 export class CatalogController {
@@ -26,7 +29,13 @@ export class CatalogController {
     const view = await this.bus.request(LifecycleGetSession, { session: key });
     if (view.state !== 'ACTIVE') throw sessionNotFound();
     const catalog = await this.bus.request(CatalogModelCatalog, { principal, session: { key, incarnation: view.incarnation }, fresh: q.fresh === 'true' });
-    return { sessionId: key.sessionId, appName: key.appName, incarnation: view.incarnation, tools: catalog.tools.map(toPublic) };
+    return {
+      sessionId: key.sessionId,
+      appName: key.appName,
+      incarnation: view.incarnation,
+      tools: catalog.tools.map(toPublic),
+      unavailable: catalog.unavailable,
+    };
   }
 }
 

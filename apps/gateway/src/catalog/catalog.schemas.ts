@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { appNameSchema, connectionClassSchema, registryIdSchema, sessionIdSchema, userIdSchema } from '@apphost/contracts';
+import { appNameSchema, connectionClassSchema, registryIdSchema, sessionIdSchema, unavailableToolsetSchema, userIdSchema } from '@apphost/contracts';
 
 export const catalogQuerySchema = z.object({ appName: appNameSchema, userId: userIdSchema.optional(), fresh: z.enum(['true', 'false']).optional() }).strict();
 
@@ -22,6 +22,8 @@ export const publicCatalogSchema = z.object({
   appName: appNameSchema,
   incarnation: z.number().int().min(1),
   tools: z.array(publicCatalogToolSchema),
+  /** Selected toolsets that could not be discovered, and why; their tools are absent. Empty when all answered. */
+  unavailable: z.array(unavailableToolsetSchema),
 });
 export type PublicCatalog = z.infer<typeof publicCatalogSchema>;
 

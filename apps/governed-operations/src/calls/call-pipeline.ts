@@ -67,6 +67,19 @@ export function failedOutcome(call: PlannedCall, code: string, message: string):
   return { response: { functionCallId: call.functionCallId, name: call.tool, response: errorResponse(code, message) } };
 }
 
+/** A call whose toolset could not be discovered: TOOLSET_UNAVAILABLE, naming the toolset and why it is unavailable. */
+function unavailableOutcome(call: PlannedCall, toolsetIds: readonly string[], unavailable: ResponseOf<typeof CatalogClassifyBatch>['unavailable']): Outcome {
+  const causes = unavailable.filter((u) => toolsetIds.includes(u.toolsetId));
+  const message = `the tool's toolset is unavailable: ${causes.map((u) => u.message).join('; ')}`;
+  const [first] = causes;
+  const error = {
+    ...(errorResponse('TOOLSET_UNAVAILABLE', message)['error'] as object),
+    toolsetIds: [...toolsetIds],
+    cause: first ? { code: first.code, reason: first.reason } : null,
+  };
+  return { response: { functionCallId: call.functionCallId, name: call.tool, response: { error } } };
+}
+
 /**
  * The steps every model-originated call goes through, whether it runs at batch admission or after the user
  * confirmed it: re-list, drift check, exactly one call on the handle's generation, validation, sealing (profile-bound
@@ -96,13 +109,15 @@ export class CallPipeline {
 
   /**
    * Admission: one catalog-policy classification snapshot of the calls (fresh two-class discovery), each call with
-   * the exact handle it resolved to and its toolset's facts. A call outside the catalog fails the whole admission.
+   * the exact handle it resolved to and its toolset's facts. A call outside the catalog fails the whole admission;
+   * a call that may belong to a toolset catalog-policy could not discover is not admitted and fails alone
+   * (`unreachable`: its TOOLSET_UNAVAILABLE outcome).
    */
   async admit(
     audience: { principal: Principal; key: SessionKey; incarnation: number },
     toolsets: ToolsetSelection[] | undefined,
     calls: readonly PlannedCall[],
-  ): Promise<{ snapshot: ResponseOf<typeof CatalogClassifyBatch>; admitted: AdmittedCall[] }> {
+  ): Promise<{ snapshot: ResponseOf<typeof CatalogClassifyBatch>; admitted: AdmittedCall[]; unreachable: Outcome[] }> {
     const snapshot = await this.bus.request(
       CatalogClassifyBatch,
       {
@@ -114,13 +129,20 @@ export class CallPipeline {
       { timeoutMs: this.config.classifyTimeoutMs },
     );
     const byId = new Map(snapshot.calls.map((c) => [c.callId, c]));
-    const entries = calls.map((call) => {
-      const entry = byId.get(call.functionCallId);
-      if (!entry) throw new AppHostError('INTERNAL', `the classification snapshot has no entry for call ${call.functionCallId}`);
-      return { call, handle: entry.handle, uiAssociated: entry.uiAssociated };
+    const unreachableById = new Map(snapshot.unreachable.map((u) => [u.callId, u.toolsetIds]));
+    const unreachable = calls.flatMap((call) => {
+      const toolsetIds = unreachableById.get(call.functionCallId);
+      return toolsetIds ? [unavailableOutcome(call, toolsetIds, snapshot.unavailable)] : [];
     });
+    const entries = calls
+      .filter((call) => !unreachableById.has(call.functionCallId))
+      .map((call) => {
+        const entry = byId.get(call.functionCallId);
+        if (!entry) throw new AppHostError('INTERNAL', `the classification snapshot has no entry for call ${call.functionCallId}`);
+        return { call, handle: entry.handle, uiAssociated: entry.uiAssociated };
+      });
     const facts = await this.toolsets(entries.map((e) => e.handle.toolsetId));
-    return { snapshot, admitted: entries.map((e) => ({ ...e, toolset: facts.get(e.handle.toolsetId)! })) };
+    return { snapshot, admitted: entries.map((e) => ({ ...e, toolset: facts.get(e.handle.toolsetId)! })), unreachable };
   }
 
   /** The current binding revision and confirmation policy of each toolset (one registry request per toolset). */

@@ -75,7 +75,9 @@ export class ConfirmationService {
     const {
       snapshot,
       admitted: [admitted],
+      unreachable: [unreachable],
     } = admission;
+    if (!admitted) return unreachable ?? stale(call, 'the tool is no longer in the catalog');
     const { handle, uiAssociated, toolset } = admitted;
     const mismatch =
       handle.toolsetId !== permit.toolsetId || handle.nativeName !== permit.nativeName

@@ -117,6 +117,8 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       snapshotDigest: 'b'.repeat(64),
       classification: kinds.size > 1 ? ('mixed' as const) : kinds.has(true) ? ('ui' as const) : ('non-ui' as const),
       calls,
+      unavailable: [],
+      unreachable: [],
       createdAt: new Date().toISOString(),
     };
   });

@@ -33,7 +33,7 @@ export class ToolBatchService {
     const calls = planCalls(request.invocationId, request.calls);
     const key = request.session;
     const incarnation = await this.pipeline.activeIncarnation(key);
-    const { snapshot, admitted } = await this.pipeline.admit({ principal: request.principal, key, incarnation }, request.toolsets, calls);
+    const { snapshot, admitted, unreachable } = await this.pipeline.admit({ principal: request.principal, key, incarnation }, request.toolsets, calls);
 
     // Mixed batches are rejected only under a bound profile: profile-less UI calls keep the legacy behaviour.
     if (snapshot.classification === 'mixed' && admitted.some((a) => a.uiAssociated && a.toolset.bindingRevision !== null)) {
@@ -52,13 +52,16 @@ export class ToolBatchService {
     const confirmations: PendingConfirmation[] = await Promise.all(held.map((a) => this.confirmations.issue(a, ctx, request.principal, request.toolsets)));
     const toRun = admitted.filter((a) => !held.includes(a));
     const listings = toRun.length > 0 ? await this.pipeline.relist(toRun.map((a) => a.handle)) : new Map();
-    const outcomes: Outcome[] = await Promise.all(
+    const ran: Outcome[] = await Promise.all(
       admitted.map((a) =>
         held.includes(a)
           ? failedOutcome(a.call, 'CONFIRMATION_REQUIRED', CONFIRMATION_REQUIRED_MESSAGE)
           : this.pipeline.execute(a, listings.get(a.handle.execution.generationId), ctx),
       ),
     );
+    // Calls to an unavailable toolset fail alone; the event still answers every call in the batch's order.
+    const answered = new Map([...ran, ...unreachable].map((o) => [o.response.functionCallId, o]));
+    const outcomes = calls.flatMap((c) => answered.get(c.functionCallId) ?? []);
 
     const responses = outcomes.map((o) => o.response);
     const widgets = outcomes.flatMap((o) => (o.widget ? [o.widget] : []));

@@ -4,13 +4,17 @@ import { AppHostError, ConnectionReasons } from '@apphost/contracts';
 import { type Clock } from './clock';
 import { buildClientCapabilities, type AdvertisedCapabilities, type ConnectionClass } from './capabilities';
 import { APP_MIME_TYPE } from './constants';
+import { connectFailure } from './connect-failure';
 import { MCP_REASONS, toAppHostError } from './errors';
 import { DEFAULT_MRTR_LIMITS, MrtrFlows, type InputRequiredOutcome, type MrtrLimits } from './mrtr';
 import { DEFAULT_DISCOVERY_BOUNDS, walkPages, type DiscoveryBounds, type Walked } from './pagination';
+import { StdioDiagnostics } from './stdio-diagnostics';
 import type { McpTarget, ProtocolMode } from './target';
 
 export interface OpenConnectionOptions {
   target: McpTarget;
+  /** Named in connect errors, so a failure says which toolset could not start. */
+  toolsetId?: string;
   connectionClass: ConnectionClass;
   /** Honoured only for `app-safe`: advertise `extensions["io.modelcontextprotocol/ui"]`. */
   advertiseUi: boolean;
@@ -87,6 +91,7 @@ export class McpConnection {
       client.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' as const }));
     }
     const transport = createTransport(options.target);
+    const diagnostics = transport instanceof StdioClientTransport ? new StdioDiagnostics(transport) : undefined;
     const connection = new McpConnection(client, transport, options.connectionClass, capabilities, options);
     client.onclose = () => connection.markClosed('transport');
     client.onerror = () => undefined; // surfaced through the pending request instead
@@ -94,14 +99,15 @@ export class McpConnection {
       await client.connect(transport, { timeout: options.connectTimeoutMs });
     } catch (error) {
       await transport.close().catch(() => undefined);
-      const typed = toAppHostError(error, 'connect');
-      throw new AppHostError(
-        typed.code === 'DEADLINE_EXCEEDED' ? 'DEADLINE_EXCEEDED' : 'UNAVAILABLE',
-        `could not connect to the MCP server: ${typed.message}`,
-        {
-          details: ConnectionReasons.details(MCP_REASONS.connectFailed),
-        },
-      );
+      // The child's last stderr bytes pass through a stream: one turn lets them arrive before they are quoted.
+      if (diagnostics) await new Promise<void>((resolve) => setImmediate(resolve));
+      throw connectFailure(error, {
+        target: options.target,
+        toolsetId: options.toolsetId,
+        connectTimeoutMs: options.connectTimeoutMs,
+        exit: diagnostics?.exit,
+        lastStderrLine: diagnostics?.lastStderrLine,
+      });
     }
     return connection;
   }
@@ -259,7 +265,8 @@ function createTransport(target: McpTarget): StdioClientTransport | StreamableHT
       args: target.args,
       env: { ...getDefaultEnvironment(), ...(target.env ?? {}) },
       cwd: target.cwd,
-      stderr: 'ignore',
+      // Piped and drained by StdioDiagnostics: a server that dies at start is quoted in the connect error.
+      stderr: 'pipe',
     });
   }
   return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers ?? {}, redirect: 'error' } });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { errorCodeSchema } from '../../lib/errors';
 import { instanceIdSchema, principalSchema } from '../../lib/values';
 import { acquireSessionSchema, connectionClassSchema, registryIdSchema } from '../binding-registry/registry-values';
 
@@ -77,6 +78,19 @@ export const EXCLUSION_REASONS = [
 ] as const;
 export const exclusionSchema = z.object({ toolsetId: registryIdSchema, name: toolNameSchema, reason: z.enum(EXCLUSION_REASONS) });
 export type Exclusion = z.infer<typeof exclusionSchema>;
+
+/**
+ * A selected toolset whose tools are missing from a catalog because it could not be discovered (it did not start,
+ * refused the connection, failed or exceeded a bound while listing): the error's code, its `details.reason`, and a
+ * message naming the toolset and the cause (errno, exit code and last stderr line, host:port, HTTP status…).
+ */
+export const unavailableToolsetSchema = z.object({
+  toolsetId: registryIdSchema,
+  code: errorCodeSchema,
+  reason: z.string().max(64),
+  message: z.string().max(1024),
+});
+export type UnavailableToolset = z.infer<typeof unavailableToolsetSchema>;
 
 /** The app-call policy of a View: the originating generation's app-visible tools by default, narrowable to none. */
 export const appCallPolicySchema = z.discriminatedUnion('mode', [

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
-import { boundToolHandleSchema, catalogAudienceSchema, toolNameSchema, toolsetSelectionSchema } from './catalog-values';
+import { registryIdSchema } from '../binding-registry/registry-values';
+import { boundToolHandleSchema, catalogAudienceSchema, toolNameSchema, toolsetSelectionSchema, unavailableToolsetSchema } from './catalog-values';
 
 export const batchClassificationSchema = z.enum(['ui', 'non-ui', 'mixed']);
 
@@ -9,6 +10,10 @@ export const batchClassificationSchema = z.enum(['ui', 'non-ui', 'mixed']);
  * handles the batch's calls (model names) resolve to. `mixed` is an answer (the caller rejects the batch before
  * fan-out); a call naming a tool that is absent, excluded or disagrees between classes fails the whole
  * classification (FAILED_PRECONDITION, `details.reason` TOOL_NOT_IN_CATALOG / TOOL_CLASS_DISAGREEMENT).
+ *
+ * Toolsets that could not be discovered are listed in `unavailable`. A call whose name is absent but may belong to
+ * one of them (its name prefix matches, or the toolset has none) is not a classification failure: it is listed in
+ * `unreachable` with the toolsets it may belong to, has no handle, and only that call fails.
  */
 export const CatalogClassifyBatch = defineContract({
   service: 'catalog-policy',
@@ -27,6 +32,8 @@ export const CatalogClassifyBatch = defineContract({
     snapshotDigest: z.string().regex(/^[0-9a-f]{64}$/),
     classification: batchClassificationSchema,
     calls: z.array(z.object({ callId: z.string(), name: toolNameSchema, uiAssociated: z.boolean(), handle: boundToolHandleSchema })),
+    unavailable: z.array(unavailableToolsetSchema),
+    unreachable: z.array(z.object({ callId: z.string(), name: toolNameSchema, toolsetIds: z.array(registryIdSchema).min(1) })),
     createdAt: z.string(),
   }),
   errors: ['FAILED_PRECONDITION', 'NOT_FOUND', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'],

@@ -1,12 +1,16 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
-import { boundToolHandleSchema, catalogAudienceSchema, exclusionSchema, toolsetSelectionSchema } from './catalog-values';
+import { boundToolHandleSchema, catalogAudienceSchema, exclusionSchema, toolsetSelectionSchema, unavailableToolsetSchema } from './catalog-values';
 
 /**
  * `apphost.catalog-policy.model-catalog.v1`: developer selection ∩ `model` visibility, prefixed names, reserved
  * names and quarantined tools excluded. Two-class discovery (app-safe first, then full) through the registry;
  * UI tools are bound to the app-safe generation, others to the full one. `toolsets` absent: the app's configured
  * selection (`CATALOG_APP_TOOLSETS`). May be served from a TTL cache (`fresh: true` bypasses it).
+ *
+ * One toolset that cannot be discovered never fails the catalog: its tools are absent and it is listed in
+ * `unavailable` (empty when every toolset answered; every toolset unavailable is still an answer, with no tools). A
+ * catalog with unavailable toolsets is never cached, so the next request tries them again.
  */
 export const CatalogModelCatalog = defineContract({
   service: 'catalog-policy',
@@ -16,6 +20,7 @@ export const CatalogModelCatalog = defineContract({
   response: z.object({
     tools: z.array(boundToolHandleSchema),
     excluded: z.array(exclusionSchema),
+    unavailable: z.array(unavailableToolsetSchema),
     cached: z.boolean(),
     composedAt: z.string(),
   }),
