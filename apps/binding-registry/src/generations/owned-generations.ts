@@ -4,14 +4,19 @@ import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
 import { RegistryStoreAccess } from '../store/store-access';
 import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
+import { GenerationEnds } from './generation-ends';
 import { InstanceLease } from './instance-lease';
 import { LocalGenerations } from './local-generations';
 
-/** The generations this instance owns, tied to its ownership lease; shutdown closes them and ends the lease. */
+/**
+ * The generations this instance owns, tied to its ownership lease. Their ends are recorded durably (retried through
+ * an outage); shutdown closes them and ends the lease while the store is still open, so a successor claims at once.
+ */
 @Injectable()
 export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
   readonly local: LocalGenerations;
   readonly lease: InstanceLease;
+  readonly ends: GenerationEnds;
 
   constructor(
     store: RegistryStoreAccess,
@@ -20,10 +25,11 @@ export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
     @Inject(SERVICE_CONTEXT) context: ServiceContext,
     @Inject(REGISTRY_CLOCK) clock: Clock,
   ) {
-    this.local = new LocalGenerations(store.generations, context.logger, () => this.lease.valid(), clock);
-    this.lease = new InstanceLease(store.generations, instance.instanceId, instance.incarnation, config.instanceLeaseMs, context.logger, (reason) =>
-      this.local.endAll('GONE', reason),
-    );
+    this.ends = new GenerationEnds(store.generations, context.logger);
+    // A generation claimed by an earlier incarnation is not served even after a new one re-established the lease.
+    const servable = (row: { ownerIncarnation: string }) => this.lease.valid() && row.ownerIncarnation === instance.incarnation;
+    this.local = new LocalGenerations(this.ends, context.logger, servable, clock);
+    this.lease = new InstanceLease(store.generations, instance, config.instanceLeaseMs, context.logger, (reason) => this.local.endAll('GONE', reason));
   }
 
   onModuleInit(): Promise<void> {
@@ -32,6 +38,9 @@ export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.local.endAll('CLOSED', 'OWNER_STOPPED');
+    await this.ends.retry();
+    this.ends.stop();
+    // Also closes every LIVE row of this incarnation that an end above could not record.
     await this.lease.stop();
   }
 }

@@ -17,6 +17,7 @@ async function main(): Promise<void> {
   const registry = await bootRegistry(natsUrl, prefix, {
     INSTANCE_ID: instanceId,
     REGISTRY_INSTANCE_LEASE_MS: process.env['REGISTRY_INSTANCE_LEASE_MS'] ?? '3000',
+    ...(process.env['SHUTDOWN_GRACE_MS'] ? { SHUTDOWN_GRACE_MS: process.env['SHUTDOWN_GRACE_MS'] } : {}),
     ...(process.env['REGISTRY_CONSTRUCTION_LEASE_MS'] ? { REGISTRY_CONSTRUCTION_LEASE_MS: process.env['REGISTRY_CONSTRUCTION_LEASE_MS'] } : {}),
     ...(process.env['DATABASE_URL'] ? { DATABASE_URL: process.env['DATABASE_URL'] } : {}),
     // The parent's bus namespace (spawnTs passes it), not one of this process's own.
