@@ -33,7 +33,11 @@ beforeAll(async () => {
   const target = new URL(TEST_DATABASE_URL);
   link = await startPgLink(target.hostname, Number(target.port || 5432));
   target.port = String(link.port);
-  registry = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'registry-fenced', REGISTRY_INSTANCE_LEASE_MS: String(LEASE_MS), DATABASE_URL: target.toString() });
+  registry = await bootRegistry(nats.url, prefix, {
+    INSTANCE_ID: 'registry-fenced',
+    REGISTRY_INSTANCE_LEASE_MS: String(LEASE_MS),
+    DATABASE_URL: target.toString(),
+  });
   await registry.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
   await registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p') });
 });
@@ -58,7 +62,8 @@ async function call(handle: GenerationHandle, name: string, args: Record<string,
   return out.result as { isError?: boolean; structuredContent?: Record<string, unknown> };
 }
 const incarnation = async () =>
-  (await queryRegistrySchema<{ incarnation: string }>(prefix, `SELECT incarnation FROM registry_instances WHERE instance_id = 'registry-fenced'`))[0]?.incarnation;
+  (await queryRegistrySchema<{ incarnation: string }>(prefix, `SELECT incarnation FROM registry_instances WHERE instance_id = 'registry-fenced'`))[0]
+    ?.incarnation;
 
 it('a PostgreSQL outage longer than the lease: fenced, then a new incarnation; acquire never returns the dead generation', async () => {
   const before = await acquire();
@@ -93,7 +98,9 @@ it('a PostgreSQL outage longer than the lease: fenced, then a new incarnation; a
   expect(after.ownerInstanceId).toBe('registry-fenced');
   // A new incarnation owns it; the old one's row was ended durably; the old connection's state is gone.
   expect(await incarnation()).not.toBe(incarnationBefore);
-  const [old] = await queryRegistrySchema<{ state: string }>(prefix, 'SELECT state FROM connection_generations WHERE generation_id = $1', [before.generationId]);
+  const [old] = await queryRegistrySchema<{ state: string }>(prefix, 'SELECT state FROM connection_generations WHERE generation_id = $1', [
+    before.generationId,
+  ]);
   expect(old).toEqual({ state: 'GONE' });
   expect((await call(after, 'follow-up', { nonce })).isError).toBe(true);
   expect(await expectAppError(call(before, 'whoami'))).toMatchObject({ details: { reason: 'CONNECTION_GENERATION_GONE' } });

@@ -1,7 +1,15 @@
 import { BusClient, type NatsTransport } from '@apphost/bus';
 import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { connectTestTransport, dropSchemasWithPrefix, expectAppError, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import {
+  connectTestTransport,
+  dropSchemasWithPrefix,
+  expectAppError,
+  type PrivateNats,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+} from '@apphost/testing';
 import { alice, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, session } from '../test/registry-harness';
 import { type RegistryProcess, startRegistryProcess, stopRegistryProcess } from '../test/registry-process';
 
@@ -51,7 +59,13 @@ async function call(handle: GenerationHandle, name: string, args: Record<string,
   return out.result as { isError?: boolean; structuredContent?: Record<string, unknown> };
 }
 const row = async (generationId: string) =>
-  (await queryRegistrySchema<{ state: string; close_reason: string }>(prefix, 'SELECT state, close_reason FROM connection_generations WHERE generation_id = $1', [generationId]))[0];
+  (
+    await queryRegistrySchema<{ state: string; close_reason: string }>(
+      prefix,
+      'SELECT state, close_reason FROM connection_generations WHERE generation_id = $1',
+      [generationId],
+    )
+  )[0];
 
 /**
  * Restarts the registry with `signal` (without waiting for the old process to exit when `overlap`); returns the
@@ -111,7 +125,10 @@ it('SIGKILL, then a new registry: the dead owner is found unreachable, the first
   expect(await row(before.generationId)).toMatchObject({ state: 'GONE' });
   expect(usableAfterMs).toBeLessThan(3000);
   // The dead owner's lease was ended when its subject had no responders: it does not count as alive any more.
-  const [dead] = await queryRegistrySchema<{ expired: boolean }>(prefix, `SELECT lease_expires_at <= now() AS expired FROM registry_instances WHERE instance_id = 'registry-2b'`);
+  const [dead] = await queryRegistrySchema<{ expired: boolean }>(
+    prefix,
+    `SELECT lease_expires_at <= now() AS expired FROM registry_instances WHERE instance_id = 'registry-2b'`,
+  );
   expect(dead).toEqual({ expired: true });
 });
 

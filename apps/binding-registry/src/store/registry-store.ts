@@ -11,7 +11,9 @@ export class RegistryStore implements StoreHandle {
   private constructor(readonly database: ServiceDatabase) {}
 
   static async open(context: ServiceContext): Promise<RegistryStore> {
-    return new RegistryStore(await openPostgresStore(context, { schema: REGISTRY_SCHEMA, migrations: [RegistrySchema1767300000000, ConstructionLease1767300000001] }));
+    return new RegistryStore(
+      await openPostgresStore(context, { schema: REGISTRY_SCHEMA, migrations: [RegistrySchema1767300000000, ConstructionLease1767300000001] }),
+    );
   }
 
   get schema(): string {
