@@ -94,6 +94,9 @@ export class InstanceLease {
       this.logger.error({ instanceId: this.instance.instanceId }, 'another process holds this instance id live: staying fenced');
       return;
     }
+    // A claim that was already under way when the lease lapsed may have added a generation since the fence: the old
+    // incarnation's rows are GONE now, so it goes too, before the new incarnation can claim anything.
+    await this.onLost('OWNER_REINCARNATED');
     this.instance.incarnation = incarnation;
     this.validUntil = started + this.leaseMs - this.margin;
     this.fenced = false;
