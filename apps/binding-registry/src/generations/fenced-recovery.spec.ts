@@ -1,4 +1,4 @@
-import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
+import { ConnCallTool, ConnRelease, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, type GenerationHandle } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import {
   dropSchemasWithPrefix,
@@ -40,6 +40,8 @@ beforeAll(async () => {
   });
   await registry.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
   await registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p') });
+  await registry.client.request(RegistryPutProfile, { profileId: 'quick', profile: profile({}, { idleEvictMs: 100 }) });
+  await registry.client.request(RegistryPutToolset, { toolsetId: 'evicted', spec: fixtureSpec('stateful-nonce', 'quick') });
 });
 
 afterAll(async () => {
@@ -64,6 +66,31 @@ async function call(handle: GenerationHandle, name: string, args: Record<string,
 const incarnation = async () =>
   (await queryRegistrySchema<{ incarnation: string }>(prefix, `SELECT incarnation FROM registry_instances WHERE instance_id = 'registry-fenced'`))[0]
     ?.incarnation;
+
+it('an end that PostgreSQL missed (a short outage) is retried until it is recorded', async () => {
+  const handle = await registry.client.request(RegistryAcquireGeneration, {
+    toolsetId: 'evicted',
+    connectionClass: 'app-safe',
+    principal: alice,
+    session: session('short-outage'),
+    holder: { kind: 'operation', id: 'op-short' },
+  });
+  const incarnationBefore = await incarnation();
+  link.cut();
+  // The last release starts idle eviction (100 ms): the generation ends while PostgreSQL is away.
+  await requestOnGeneration(registry.client, ConnRelease, handle, { leaseId: handle.leaseId });
+  await new Promise((resolve) => setTimeout(resolve, 400));
+  link.resume();
+  const state = () =>
+    queryRegistrySchema<{ state: string; close_reason: string }>(prefix, 'SELECT state, close_reason FROM connection_generations WHERE generation_id = $1', [
+      handle.generationId,
+    ]);
+  expect(await eventually(async () => ((await state())[0]?.state === 'LIVE' ? undefined : state()), 5_000)).toEqual([
+    { state: 'CLOSED', close_reason: 'IDLE_EVICTED' },
+  ]);
+  // Recorded by the retry, within the same lease: the outage was shorter than the lease, so no new incarnation.
+  expect(await incarnation()).toBe(incarnationBefore);
+});
 
 it('a PostgreSQL outage longer than the lease: fenced, then a new incarnation; acquire never returns the dead generation', async () => {
   const before = await acquire();
