@@ -19,6 +19,11 @@ describe('registry configuration', () => {
     expect(() => parseRegistryConfig({ REGISTRY_SECRETS: '[1]' })).toThrow(/REGISTRY_SECRETS/);
     expect(() => parseRegistryConfig({ REGISTRY_MAX_LIVE_GENERATIONS: '0' })).toThrow(/REGISTRY_MAX_LIVE_GENERATIONS/);
     expect(() => parseRegistryConfig({ REGISTRY_HOST_KEY: 'c2hvcnQ=c2hvcnQ=c2hvcnQ=c2hvcnQ=c2hvcnQ=c2hvcnQ=' })).toThrow(/32 bytes/);
+    // A construction lease that a construction's own provider probes could outlast would be taken over mid-run.
+    expect(() => parseRegistryConfig({ REGISTRY_CONSTRUCTION_LEASE_MS: '1000', REGISTRY_PROVIDER_TIMEOUT_MS: '1500' })).toThrow(
+      /REGISTRY_CONSTRUCTION_LEASE_MS/,
+    );
+    expect(parseRegistryConfig({}).constructionLeaseMs).toBe(5000);
   });
 });
 

@@ -14,6 +14,11 @@ export const registryConfigSchema = z.object({
   REGISTRY_KEY_VERIFY_WINDOW_MS: int(0, 30 * 24 * 3600 * 1000).default(24 * 3600 * 1000),
   /** The ownership lease of this instance: other replicas take over its generations only after it lapses. */
   REGISTRY_INSTANCE_LEASE_MS: int(1000, 600_000).default(15_000),
+  /**
+   * How long a binding construction may take before another attempt takes it over (its constructor is presumed
+   * dead). Below the 10 s a caller waits for a construction, so a waiter outlives a dead constructor's lease.
+   */
+  REGISTRY_CONSTRUCTION_LEASE_MS: int(500, 9_000).default(5_000),
   REGISTRY_CONNECT_TIMEOUT_MS: int(100, 600_000).default(20_000),
   /** Live connection generations (each may be a server process) this instance holds at most; beyond it acquire is RESOURCE_EXHAUSTED. */
   REGISTRY_MAX_LIVE_GENERATIONS: int(1, 100_000).default(64),
@@ -29,6 +34,7 @@ export interface RegistryConfig {
   hostKey: Buffer | undefined;
   keyVerifyWindowMs: number;
   instanceLeaseMs: number;
+  constructionLeaseMs: number;
   connectTimeoutMs: number;
   maxLiveGenerations: number;
   providerTimeoutMs: number;
@@ -39,11 +45,15 @@ export interface RegistryConfig {
 export const registryConfig = registryConfigSchema.transform((c, ctx): RegistryConfig => {
   const hostKey = c.REGISTRY_HOST_KEY === undefined ? undefined : Buffer.from(c.REGISTRY_HOST_KEY, 'base64');
   if (hostKey && hostKey.length < 32) ctx.addIssue({ code: 'custom', path: ['REGISTRY_HOST_KEY'], message: 'must decode to at least 32 bytes' });
+  // A construction is bounded by its provider probes (run in parallel): a shorter lease would be taken over while it runs.
+  if (c.REGISTRY_CONSTRUCTION_LEASE_MS <= c.REGISTRY_PROVIDER_TIMEOUT_MS)
+    ctx.addIssue({ code: 'custom', path: ['REGISTRY_CONSTRUCTION_LEASE_MS'], message: 'must exceed REGISTRY_PROVIDER_TIMEOUT_MS' });
   return {
     allowStdio: c.REGISTRY_ALLOW_STDIO,
     hostKey,
     keyVerifyWindowMs: c.REGISTRY_KEY_VERIFY_WINDOW_MS,
     instanceLeaseMs: c.REGISTRY_INSTANCE_LEASE_MS,
+    constructionLeaseMs: c.REGISTRY_CONSTRUCTION_LEASE_MS,
     connectTimeoutMs: c.REGISTRY_CONNECT_TIMEOUT_MS,
     maxLiveGenerations: c.REGISTRY_MAX_LIVE_GENERATIONS,
     providerTimeoutMs: c.REGISTRY_PROVIDER_TIMEOUT_MS,

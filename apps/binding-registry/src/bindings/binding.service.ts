@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import { AppHostError, RegistryReasons, type BindingState, type ToolsetStatus } from '@apphost/contracts';
@@ -37,21 +38,17 @@ export class BindingService {
     return toolset;
   }
 
-  /** The current binding generation, materialized (at most one construction, whoever asks first). */
+  /**
+   * The current binding generation, materialized (at most one construction at a time, whoever asks first). A
+   * constructor that died holds an expiring lease; a waiter that finds it expired takes the construction over.
+   */
   async materialized(toolsetId: string): Promise<{ toolset: ToolsetRow; binding: BindingRow }> {
     const toolset = await this.toolset(toolsetId);
     const generation = toolset.currentGeneration;
-    if (await this.store.toolsets.beginMaterialize(toolsetId, generation)) {
-      try {
-        await this.faults.hit('binding.after-begin-materialize');
-        await this.construct(toolset, generation);
-      } finally {
-        await this.waiter.changed(toolsetId, generation);
-      }
-    }
     // Whoever builds may be another replica: wait for its state change (notified), re-reading at a bounded interval.
     const deadline = Date.now() + MATERIALIZE_WAIT_MS;
     for (;;) {
+      await this.constructIfLeased(toolset, generation);
       const { changed } = await this.waiter.nextChange(toolsetId, generation, deadline - Date.now());
       const binding = await this.binding(toolsetId, generation);
       if (binding.state === 'PROFILE_BOUND' || binding.state === 'MODEL_ONLY') return { toolset, binding };
@@ -125,9 +122,24 @@ export class BindingService {
     if (await this.store.toolsets.finishRevoke(toolsetId, generation)) await this.waiter.changed(toolsetId, generation);
   }
 
-  private async construct(toolset: ToolsetRow, generation: number): Promise<void> {
+  /** Constructs iff this caller wins the construction lease (the first attempt, or a takeover of an expired one). */
+  private async constructIfLeased(toolset: ToolsetRow, generation: number): Promise<void> {
+    const token = randomUUID();
+    if (!(await this.store.toolsets.beginMaterialize(toolset.toolsetId, generation, token, this.config.constructionLeaseMs))) return;
+    try {
+      await this.faults.hit('binding.after-begin-materialize');
+      await this.construct(toolset, generation, token);
+    } catch (error) {
+      await this.store.toolsets.abandonMaterialize(toolset.toolsetId, generation, token).catch(() => undefined);
+      throw error;
+    } finally {
+      await this.waiter.changed(toolset.toolsetId, generation);
+    }
+  }
+
+  private async construct(toolset: ToolsetRow, generation: number, token: string): Promise<void> {
     if (!toolset.profileId) {
-      await this.store.toolsets.finishMaterialize(toolset.toolsetId, generation, 'MODEL_ONLY', [], null);
+      await this.store.toolsets.finishMaterialize(toolset.toolsetId, generation, token, 'MODEL_ONLY', [], null);
       return;
     }
     const profile = await this.store.profiles.get(toolset.profileId);
@@ -135,11 +147,8 @@ export class BindingService {
     const readiness = await probeProviders(this.bus, profile, this.config.providerTimeoutMs);
     const bound = readiness.every((r) => r.present);
     const revision = bound ? await this.keys.sign(BINDING_REVISION_PURPOSE, bindingDigest(toolset.toolsetId, toolset.profileId, profile)) : null;
-    const finished = await this.store.toolsets.finishMaterialize(toolset.toolsetId, generation, bound ? 'PROFILE_BOUND' : 'MODEL_ONLY', readiness, revision);
-    if (!finished) {
-      // A revocation arrived while we were constructing: it owns the close; nothing was handed out.
-      return;
-    }
+    // False when a revocation arrived meanwhile (it owns the close) or the lease was taken over: nothing was handed out.
+    await this.store.toolsets.finishMaterialize(toolset.toolsetId, generation, token, bound ? 'PROFILE_BOUND' : 'MODEL_ONLY', readiness, revision);
   }
 
   private async binding(toolsetId: string, generation: number): Promise<BindingRow> {

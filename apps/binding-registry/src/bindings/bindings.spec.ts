@@ -218,9 +218,10 @@ describe('binding lifecycle latch', () => {
 
     it("a caller waiting on another replica's construction is woken by its notification", async () => {
       // Another replica won the construction: the row is MATERIALIZING and nothing in this process will finish it.
+      const REMOTE_TOKEN = '00000000-0000-4000-8000-000000000001';
       const spec = toolsetSpecSchema.parse(fixtureSpec('capability-gated', null));
       await store().toolsets.put('wait-remote', spec, 'digest-wait-remote');
-      expect(await store().toolsets.beginMaterialize('wait-remote', 1)).toBe(true);
+      expect(await store().toolsets.beginMaterialize('wait-remote', 1, REMOTE_TOKEN, 60_000)).toBe(true);
       const watched = watchMaterializing('wait-remote');
       const acquired = acquire('wait-remote');
       await watched.reached;
@@ -228,7 +229,7 @@ describe('binding lifecycle latch', () => {
       const other = store().store.database.dedicatedConnection();
       await other.connect();
       try {
-        expect(await store().toolsets.finishMaterialize('wait-remote', 1, 'MODEL_ONLY', [], null)).toBe(true);
+        expect(await store().toolsets.finishMaterialize('wait-remote', 1, REMOTE_TOKEN, 'MODEL_ONLY', [], null)).toBe(true);
         await notifyBindingState(other, store().store.schema, 'wait-remote', 1);
       } finally {
         await other.end();

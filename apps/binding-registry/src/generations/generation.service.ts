@@ -138,7 +138,24 @@ export class GenerationService {
     );
   }
 
+  /**
+   * Takes the caller's reference on the owner. The owner is the authority on what it holds: when it answers that
+   * the generation is gone, or nothing answers on its subject at all, the directory is corrected before the error
+   * goes back to the acquire loop, so the next attempt claims a new generation instead of meeting the dead one again.
+   */
   private async retain(row: GenerationRow, leaseId: string, holder: { kind: string; id: string }): Promise<void> {
+    try {
+      await this.retainOnOwner(row, leaseId, holder);
+    } catch (error) {
+      if (RegistryReasons.of(error) === CONNECTION_GENERATION_GONE) {
+        const why = (error as AppHostError).details?.['why'];
+        await this.store.generations.end(row.generationId, row.fence, 'GONE', typeof why === 'string' ? why : 'OWNER_GONE');
+      }
+      throw error;
+    }
+  }
+
+  private async retainOnOwner(row: GenerationRow, leaseId: string, holder: { kind: string; id: string }): Promise<void> {
     const ref = { generationId: row.generationId, fence: row.fence };
     if (row.ownerInstance === this.instance.instanceId) {
       await this.owned.local.retain(ref, leaseId, holder);
@@ -152,8 +169,12 @@ export class GenerationService {
       );
     } catch (error) {
       // The directory still shows the owner alive (its lease has not lapsed) but nothing answers on its subject:
-      // it crashed. Its generation is gone; it is never handed over before the lease lapses.
-      if (ownerUnreachable(error)) throw generationGone(row.generationId, 'OWNER_GONE');
+      // it crashed or left the bus. Its lease ends now, so every generation it owned counts as dead at once, and the
+      // owner, should it come back, fences itself instead of renewing (docs/decisions/0010).
+      if (ownerUnreachable(error)) {
+        await this.store.generations.endUnreachableOwner(row.ownerInstance, row.ownerIncarnation);
+        throw generationGone(row.generationId, 'OWNER_GONE');
+      }
       throw error;
     }
   }

@@ -49,9 +49,10 @@ export class LocalGenerations {
   private pendingClaims = 0;
 
   constructor(
-    private readonly repository: GenerationsRepository,
+    private readonly repository: Pick<GenerationsRepository, 'end'>,
     private readonly logger: Logger,
-    private readonly ownershipValid: () => boolean,
+    /** Whether this process may serve `row` now: its lease is valid and the row was claimed by its current incarnation. */
+    private readonly ownershipValid: (row: GenerationRow) => boolean,
     private readonly cap: LiveGenerationCap,
     private readonly clock: Clock = systemClock,
   ) {}
@@ -120,7 +121,7 @@ export class LocalGenerations {
     const local = this.generations.get(ref.generationId);
     if (!local || local.ended) throw generationGone(ref.generationId, local?.ended ?? this.endedReasons.get(ref.generationId)?.reason ?? 'NOT_OWNED_HERE');
     if (local.row.fence !== ref.fence) throw generationGone(ref.generationId, 'FENCE_MISMATCH');
-    if (!this.ownershipValid()) throw generationGone(ref.generationId, 'OWNERSHIP_LEASE_LAPSED');
+    if (!this.ownershipValid(local.row)) throw generationGone(ref.generationId, 'OWNERSHIP_LEASE_LAPSED');
     return local;
   }
 

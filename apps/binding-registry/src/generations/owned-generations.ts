@@ -5,14 +5,19 @@ import { RegistryStoreAccess } from '../store/store-access';
 import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
 import { RegistryMetrics } from '../registry.metrics';
+import { GenerationEnds } from './generation-ends';
 import { InstanceLease } from './instance-lease';
 import { LocalGenerations } from './local-generations';
 
-/** The generations this instance owns, tied to its ownership lease; shutdown closes them and ends the lease. */
+/**
+ * The generations this instance owns, tied to its ownership lease. Their ends are recorded durably (retried through
+ * an outage); shutdown closes them and ends the lease while the store is still open, so a successor claims at once.
+ */
 @Injectable()
 export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
   readonly local: LocalGenerations;
   readonly lease: InstanceLease;
+  readonly ends: GenerationEnds;
 
   constructor(
     store: RegistryStoreAccess,
@@ -22,11 +27,12 @@ export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
     @Inject(REGISTRY_CLOCK) clock: Clock,
     metrics: RegistryMetrics,
   ) {
+    this.ends = new GenerationEnds(store.generations, context.logger);
+    // A generation claimed by an earlier incarnation is not served even after a new one re-established the lease.
+    const servable = (row: { ownerIncarnation: string }) => this.lease.valid() && row.ownerIncarnation === instance.incarnation;
     const cap = { max: config.maxLiveGenerations, metrics };
-    this.local = new LocalGenerations(store.generations, context.logger, () => this.lease.valid(), cap, clock);
-    this.lease = new InstanceLease(store.generations, instance.instanceId, instance.incarnation, config.instanceLeaseMs, context.logger, (reason) =>
-      this.local.endAll('GONE', reason),
-    );
+    this.local = new LocalGenerations(this.ends, context.logger, servable, cap, clock);
+    this.lease = new InstanceLease(store.generations, instance, config.instanceLeaseMs, context.logger, (reason) => this.local.endAll('GONE', reason));
   }
 
   onModuleInit(): Promise<void> {
@@ -35,6 +41,9 @@ export class OwnedGenerations implements OnModuleInit, OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     await this.local.endAll('CLOSED', 'OWNER_STOPPED');
+    await this.ends.retry();
+    this.ends.stop();
+    // Also closes every LIVE row of this incarnation that an end above could not record.
     await this.lease.stop();
   }
 }

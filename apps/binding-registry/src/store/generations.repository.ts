@@ -42,29 +42,53 @@ export class GenerationsRepository {
 
   // ---- instances -------------------------------------------------------------------------------------------
 
-  /** Registers this process (a new incarnation) and declares whatever its previous incarnation owned GONE. */
-  async registerInstance(instanceId: string, incarnation: string, leaseMs: number): Promise<number> {
-    await this.db.query(
-      `INSERT INTO registry_instances (instance_id, incarnation, state, lease_expires_at) VALUES ($1, $2, 'LIVE', now() + make_interval(secs => $3::double precision / 1000))
-       ON CONFLICT (instance_id) DO UPDATE SET incarnation = EXCLUDED.incarnation, state = 'LIVE', lease_expires_at = EXCLUDED.lease_expires_at, started_at = now()`,
-      [instanceId, incarnation, leaseMs],
-    );
-    const gone = await this.db.query(
-      `UPDATE connection_generations SET state = 'GONE', close_reason = 'OWNER_RESTARTED', closed_at = now()
-        WHERE owner_instance = $1 AND owner_incarnation <> $2 AND state = 'LIVE'`,
-      [instanceId, incarnation],
-    );
-    return gone.rowCount;
+  /**
+   * Registers a new incarnation of this instance and declares whatever an earlier incarnation owned GONE, in one
+   * transaction. At startup (`replacing` unset) it takes the row over unconditionally: the process that held it is
+   * this instance's previous run. After a lapse (`replacing` = the lapsed incarnation) it takes the row only if it is
+   * still that incarnation's or nobody holds it live, never from another process running under the same id.
+   */
+  async registerInstance(instanceId: string, incarnation: string, leaseMs: number, replacing?: string): Promise<{ registered: boolean; gone: number }> {
+    return this.db.transaction(async (tx) => {
+      const registered = await tx.query(
+        `INSERT INTO registry_instances (instance_id, incarnation, state, lease_expires_at) VALUES ($1, $2, 'LIVE', now() + make_interval(secs => $3::double precision / 1000))
+         ON CONFLICT (instance_id) DO UPDATE SET incarnation = EXCLUDED.incarnation, state = 'LIVE', lease_expires_at = EXCLUDED.lease_expires_at, started_at = now()
+          WHERE $4::uuid IS NULL OR registry_instances.incarnation = $4::uuid OR registry_instances.state <> 'LIVE' OR registry_instances.lease_expires_at <= now()`,
+        [instanceId, incarnation, leaseMs, replacing ?? null],
+      );
+      if (registered.rowCount !== 1) return { registered: false, gone: 0 };
+      const gone = await tx.query(
+        `UPDATE connection_generations SET state = 'GONE', close_reason = 'OWNER_RESTARTED', closed_at = now()
+          WHERE owner_instance = $1 AND owner_incarnation <> $2 AND state = 'LIVE'`,
+        [instanceId, incarnation],
+      );
+      return { registered: true, gone: gone.rowCount };
+    });
   }
 
-  /** Renews the lease; false means this incarnation no longer owns its row (it must fence itself). */
+  /**
+   * Renews the lease while it is still running; false means this incarnation's lease is over (it lapsed, another
+   * replica found the owner unreachable, or another incarnation took the row): it must fence itself and never
+   * renew it again.
+   */
   async renewLease(instanceId: string, incarnation: string, leaseMs: number): Promise<boolean> {
     const r = await this.db.query(
       `UPDATE registry_instances SET lease_expires_at = now() + make_interval(secs => $3::double precision / 1000)
-        WHERE instance_id = $1 AND incarnation = $2 AND state = 'LIVE'`,
+        WHERE instance_id = $1 AND incarnation = $2 AND state = 'LIVE' AND lease_expires_at > now()`,
       [instanceId, incarnation, leaseMs],
     );
     return r.rowCount === 1;
+  }
+
+  /**
+   * Ends the lease of an owner whose per-instance subject has no responders (it crashed or left the bus): its
+   * generations count as dead from now on, and the owner itself, should it come back, finds its lease over.
+   */
+  async endUnreachableOwner(instanceId: string, incarnation: string): Promise<void> {
+    await this.db.query(
+      `UPDATE registry_instances SET lease_expires_at = now() WHERE instance_id = $1 AND incarnation = $2 AND state = 'LIVE' AND lease_expires_at > now()`,
+      [instanceId, incarnation],
+    );
   }
 
   /** Graceful stop: the lease ends now and every generation it owned is CLOSED, so takeover is immediate. */

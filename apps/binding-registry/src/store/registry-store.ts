@@ -2,6 +2,7 @@ import type { StoreReport } from '@apphost/contracts';
 import type { ServiceDatabase } from '@apphost/persistence';
 import { openPostgresStore, type ServiceContext, type StoreHandle } from '@apphost/runtime';
 import { RegistrySchema1767300000000 } from '../migrations/1767300000000-registry-schema';
+import { ConstructionLease1767300000001 } from '../migrations/1767300000001-construction-lease';
 
 export const REGISTRY_SCHEMA = 'binding_registry';
 
@@ -10,7 +11,9 @@ export class RegistryStore implements StoreHandle {
   private constructor(readonly database: ServiceDatabase) {}
 
   static async open(context: ServiceContext): Promise<RegistryStore> {
-    return new RegistryStore(await openPostgresStore(context, { schema: REGISTRY_SCHEMA, migrations: [RegistrySchema1767300000000] }));
+    return new RegistryStore(
+      await openPostgresStore(context, { schema: REGISTRY_SCHEMA, migrations: [RegistrySchema1767300000000, ConstructionLease1767300000001] }),
+    );
   }
 
   get schema(): string {

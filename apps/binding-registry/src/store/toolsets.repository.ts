@@ -16,6 +16,8 @@ export interface BindingRow {
   readiness: ProviderReadiness[];
   bindingRevision: string | null;
   constructions: number;
+  /** Construction leases taken: more than one means a constructor died (or overran its lease) and was replaced. */
+  constructionAttempts: number;
   closes: number;
 }
 
@@ -26,13 +28,15 @@ const bindingOf = (r: Record<string, unknown>): BindingRow => ({
   readiness: r['readiness'] as ProviderReadiness[],
   bindingRevision: (r['binding_revision'] as string | null) ?? null,
   constructions: Number(r['constructions']),
+  constructionAttempts: Number(r['construction_attempts']),
   closes: Number(r['closes']),
 });
 
 /**
  * Toolsets and their binding generations. Every transition is one guarded statement (compare-and-set on the
  * state), so the latch holds across replicas: at most one construction per binding generation (the
- * UNMATERIALIZED → MATERIALIZING winner) and exactly one close (the REVOKING → CLOSED winner).
+ * UNMATERIALIZED → MATERIALIZING winner, holding a construction lease) and exactly one close (the REVOKING → CLOSED
+ * winner). An expired construction lease is taken over by the next attempt; only the current lease's token finishes.
  */
 export class ToolsetsRepository {
   constructor(private readonly db: Database) {}
@@ -64,30 +68,47 @@ export class ToolsetsRepository {
     return rows[0] ? bindingOf(rows[0]) : undefined;
   }
 
-  /** The one construction: true for exactly one caller per binding generation. */
-  async beginMaterialize(toolsetId: string, generation: number): Promise<boolean> {
+  /**
+   * Takes the construction lease: true for exactly one caller at a time per binding generation. The first attempt
+   * moves UNMATERIALIZED → MATERIALIZING; a later one takes over a MATERIALIZING binding only once its lease expired
+   * (its constructor died; a row from before construction leases has none), under a new token, so the dead
+   * constructor's late finish cannot land.
+   */
+  async beginMaterialize(toolsetId: string, generation: number, token: string, leaseMs: number): Promise<boolean> {
     const r = await this.db.query(
-      `UPDATE bindings SET state = 'MATERIALIZING', constructions = constructions + 1, updated_at = now()
-        WHERE toolset_id = $1 AND generation = $2 AND state = 'UNMATERIALIZED'`,
-      [toolsetId, generation],
+      `UPDATE bindings SET state = 'MATERIALIZING', constructions = 1, construction_attempts = construction_attempts + 1, construction_token = $3,
+              construction_lease_expires_at = now() + make_interval(secs => $4::double precision / 1000), updated_at = now()
+        WHERE toolset_id = $1 AND generation = $2
+          AND (state = 'UNMATERIALIZED' OR (state = 'MATERIALIZING' AND (construction_lease_expires_at IS NULL OR construction_lease_expires_at <= now())))`,
+      [toolsetId, generation, token, leaseMs],
     );
     return r.rowCount === 1;
   }
 
-  /** MATERIALIZING → PROFILE_BOUND | MODEL_ONLY; false when a revocation got there first. */
+  /** MATERIALIZING → PROFILE_BOUND | MODEL_ONLY by the lease holder; false when a revocation or a takeover got there first. */
   async finishMaterialize(
     toolsetId: string,
     generation: number,
+    token: string,
     state: 'PROFILE_BOUND' | 'MODEL_ONLY',
     readiness: ProviderReadiness[],
     bindingRevision: string | null,
   ): Promise<boolean> {
     const r = await this.db.query(
-      `UPDATE bindings SET state = $3, readiness = $4, binding_revision = $5, updated_at = now()
-        WHERE toolset_id = $1 AND generation = $2 AND state = 'MATERIALIZING'`,
-      [toolsetId, generation, state, JSON.stringify(readiness), bindingRevision],
+      `UPDATE bindings SET state = $4, readiness = $5, binding_revision = $6, construction_lease_expires_at = NULL, updated_at = now()
+        WHERE toolset_id = $1 AND generation = $2 AND state = 'MATERIALIZING' AND construction_token = $3`,
+      [toolsetId, generation, token, state, JSON.stringify(readiness), bindingRevision],
     );
     return r.rowCount === 1;
+  }
+
+  /** A construction that failed gives its lease back at once: the next attempt need not wait for it to expire. */
+  async abandonMaterialize(toolsetId: string, generation: number, token: string): Promise<void> {
+    await this.db.query(
+      `UPDATE bindings SET construction_lease_expires_at = now(), updated_at = now()
+        WHERE toolset_id = $1 AND generation = $2 AND state = 'MATERIALIZING' AND construction_token = $3`,
+      [toolsetId, generation, token],
+    );
   }
 
   /**
