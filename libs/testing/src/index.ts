@@ -13,3 +13,4 @@ export * from './fixtures';
 export * from './lib/widgets';
 export * from './lib/service-config';
 export * from './lib/tcp-proxy';
+export * from './lib/pg-faults';
