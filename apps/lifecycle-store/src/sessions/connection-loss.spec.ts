@@ -1,9 +1,17 @@
+import { BusClient, type NatsTransport } from '@apphost/bus';
 import { LifecycleCreateSession, LifecycleGetSession } from '@apphost/contracts';
 import {
   backendsOf,
+  connectTestTransport,
+  dropSchemasWithPrefix,
   eventually,
   expectAppError,
+  freePort,
   latch,
+  lockTable,
+  spawnTs,
+  uniquePrefix,
+  waitForExit,
   startTcpProxy,
   storeApplicationName,
   TEST_DATABASE_URL,
@@ -98,6 +106,63 @@ describe('lifecycle-store when PostgreSQL drops or refuses its connections', () 
 
       proxy.resume();
       await eventually(async () => (await fetch(readyz)).status === 200, 10_000);
+    });
+  });
+
+  describe('as its own process (a pod)', () => {
+    const prefix = uniquePrefix();
+    const schema = `${prefix}lifecycle_store`;
+    let child: ReturnType<typeof spawnTs>;
+    let transport: NatsTransport;
+    let bus: BusClient;
+    let readyz: string;
+
+    beforeAll(async () => {
+      const port = await freePort();
+      readyz = `http://127.0.0.1:${port}/readyz`;
+      child = spawnTs('apps/lifecycle-store/src/main.ts', {
+        NATS_URL: process.env.NATS_URL ?? 'nats://127.0.0.1:4222',
+        DATABASE_URL: TEST_DATABASE_URL,
+        DATABASE_SCHEMA_PREFIX: prefix,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        LOG_LEVEL: 'warn',
+      });
+      await eventually(async () => {
+        if (child.exitCode !== null) throw new Error(`lifecycle-store exited: ${child.output().stderr}`);
+        return (await fetch(readyz).catch(() => undefined))?.status === 200;
+      }, 60_000);
+      transport = await connectTestTransport('connection-loss-client');
+      bus = new BusClient({ transport, defaultTimeoutMs: 10_000 });
+    }, 90_000);
+
+    afterAll(async () => {
+      await transport?.close();
+      if (child && child.exitCode === null) {
+        child.kill('SIGTERM');
+        await waitForExit(child, 15_000);
+      }
+      await dropSchemasWithPrefix(prefix);
+    }, 30_000);
+
+    it('survives every backend of its pool terminated, idle or inside a transaction: typed UNAVAILABLE, then served again', async () => {
+      const session = { tenant: 'acme', appName: 'dash', userId: 'alice', sessionId: 'pod-1' };
+      // The creation's commit waits on this lock inside its transaction; the pool's other connections sit idle.
+      const lock = await lockTable(schema, 'session_rows');
+      try {
+        const creating = bus.request(LifecycleCreateSession, { session, creationOperationId: 'op-pod' });
+        const name = storeApplicationName('lifecycle-store', schema);
+        await eventually(async () => (await backendsOf(name)).some((b) => b.waitingOnLock), 5_000);
+        await terminateBackends((await backendsOf(name)).map((b) => b.pid));
+        const failure = await expectAppError(creating, 'UNAVAILABLE');
+        expect(failure.retryable).toBe(true);
+      } finally {
+        await lock.release();
+      }
+      await expect(bus.request(LifecycleCreateSession, { session, creationOperationId: 'op-pod' })).resolves.toMatchObject({ state: 'ACTIVE' });
+      expect((await fetch(readyz)).status).toBe(200);
+      expect(child.exitCode).toBeNull();
+      expect(child.output().stderr).not.toMatch(/Unhandled|uncaught/i);
     });
   });
 });
