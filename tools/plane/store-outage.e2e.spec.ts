@@ -29,7 +29,11 @@ describe('a PostgreSQL outage at the HTTP edge', () => {
     proxy = await startTcpProxy(upstream.hostname, Number(upstream.port || 5432));
     upstream.host = `127.0.0.1:${proxy.port}`;
     const definitions = loadServiceDefinitions();
-    const byName = (name: string) => definitions.find((d) => d.name === name)!;
+    const byName = (name: string) => {
+      const found = definitions.find((d) => d.name === name);
+      if (!found) throw new Error(`no service definition named ${name}`);
+      return found;
+    };
     const booted = await bootServices(prefix, {
       lifecycle: { definition: byName('lifecycle-store'), env: { DATABASE_URL: upstream.toString() } },
       gateway: {
@@ -38,7 +42,7 @@ describe('a PostgreSQL outage at the HTTP edge', () => {
       },
     });
     stop = booted.stop;
-    base = booted.services.gateway.running.url!.replace('[::1]', '127.0.0.1');
+    base = String(booted.services.gateway.running.url).replace('[::1]', '127.0.0.1');
   }, 60_000);
 
   afterEach(() => proxy.resume());
