@@ -194,6 +194,13 @@ describe('bounded statements (readiness) and the boundary mapping', () => {
     ]) {
       expect(connectionFailureOf(lost)).toMatchObject({ code: 'UNAVAILABLE', retryable: true });
     }
-    for (const statement of [serverError('23505'), serverError('40001'), new Error('boom'), 'text']) expect(connectionFailureOf(statement)).toBeUndefined();
+    for (const statement of [
+      serverError('23505'),
+      serverError('40001'),
+      Object.assign(new Error('spawn x ENOENT'), { code: 'ENOENT' }),
+      new Error('boom'),
+      'text',
+    ])
+      expect(connectionFailureOf(statement)).toBeUndefined();
   });
 });

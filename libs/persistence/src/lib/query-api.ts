@@ -38,6 +38,9 @@ export class DatabaseConnectionError extends AppHostError {
 
 type ConnectionPhase = 'connect' | 'statement' | 'transaction' | 'commit';
 
+// Socket-level only: a spawn's ENOENT or a file's EACCES escaping a handler is a bug, not a lost connection.
+const SOCKET_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
 /**
  * Whether an error means the connection, not the statement, failed: a server error of SQLSTATE class 08
  * (connection exception) or 57P (operator intervention: terminated backend, shutdown, cannot connect now), a socket
@@ -48,7 +51,7 @@ export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if ('severity' in error) return typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'));
-  if (typeof code === 'string') return /^E[A-Z]+$/.test(code);
+  if (typeof code === 'string') return SOCKET_FAILURES.has(code);
   return /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/.test(error.message);
 }
 
@@ -60,7 +63,7 @@ export function connectionFailureOf(error: unknown): DatabaseConnectionError | u
   if (error instanceof DatabaseConnectionError) return error;
   if (!isConnectionFailure(error)) return undefined;
   const pgCode = (error as { code?: unknown }).code;
-  return new DatabaseConnectionError('UNAVAILABLE', `PostgreSQL connection failed (${(error as Error).message})`, {
+  return new DatabaseConnectionError('UNAVAILABLE', `a store connection failed (${(error as Error).message}); not executed past it`, {
     phase: 'connect',
     ...(typeof pgCode === 'string' ? { pgCode } : {}),
   });
