@@ -89,7 +89,7 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
           type: 'postgres',
           url,
           schema,
-          applicationName: serviceName,
+          applicationName: `${applicationName}:typeorm`,
           poolSize: options.poolSize,
           connectTimeoutMS: connectTimeoutMs,
           entities: options.entities ?? [],
