@@ -91,12 +91,15 @@ export class BindingStateWaiter implements OnApplicationShutdown {
     // The library's dedicated client already logs its 'error'; a drop must not take the process with it.
     const client = this.store.store.database.dedicatedConnection('listen');
     let dropped = false;
+    let listening = false;
     const drop = () => {
       if (dropped) return;
       dropped = true;
       this.listener = undefined;
       void client.end().catch(() => undefined);
-      if (!this.closed && this.waiters.size > 0) this.relisten();
+      // Only a connection that was LISTENing is reopened at once: a failed attempt waits for the next wait, so a
+      // server that refuses is not retried in a loop.
+      if (listening && !this.closed && this.waiters.size > 0) this.relisten();
     };
     client.on('error', drop);
     client.on('end', drop);
@@ -104,14 +107,15 @@ export class BindingStateWaiter implements OnApplicationShutdown {
     try {
       await client.connect();
       await client.query(`LISTEN ${CHANNEL}`);
-      return dropped ? undefined : client;
+      listening = !dropped;
+      return listening ? client : undefined;
     } catch {
       drop();
       return undefined;
     }
   }
 
-  /** A bounded retry: one reconnect attempt after a short pause, then (if that fails too) the next wait tries again. */
+  /** One reconnect attempt after a short pause; if it fails too, the next wait tries again. */
   private relisten(): void {
     if (this.relistenTimer) return;
     this.relistenTimer = setTimeout(() => {
