@@ -186,9 +186,17 @@ function handle(dataSource: DataSource, queries: QueryPool, settings: HandleSett
     },
     ping,
     async report() {
+      const started = Date.now();
       const ready = await ping();
-      // Bounded like the ping: a server that answers the ping and then hangs must not hold the readiness answer.
-      if (ready) migrations = await withTimeout(appliedMigrations(queries, schema), pingTimeoutMs).catch(() => migrations);
+      // The whole report stays within the ping's bound: a server that answers the ping and then hangs must not hold
+      // the readiness answer past it (the last known migrations stand in).
+      const left = pingTimeoutMs - (Date.now() - started);
+      if (ready && left > 0) {
+        migrations = await queries
+          .queryWithin<{ name: string }>(appliedMigrationsSql(schema), left)
+          .then(({ rows }) => rows.map((r) => r.name))
+          .catch(() => migrations);
+      }
       return { kind: 'postgres', name: service, ready, schema, namespace: identity.namespace, createdAt: identity.createdAt, migrations: [...migrations] };
     },
     async close() {
@@ -226,20 +234,9 @@ function assertSameService(identity: StoreIdentity | null, serviceName: string, 
   }
 }
 
-async function appliedMigrations(queries: QueryPool, schema: string): Promise<string[]> {
-  const { rows } = await queries.query<{ name: string }>(`SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`);
-  return rows.map((r) => r.name);
-}
+const appliedMigrationsSql = (schema: string): string => `SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`;
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-    promise.catch(() => undefined); // the loser of the race must not become an unhandled rejection
-  }
+async function appliedMigrations(queries: QueryPool, schema: string): Promise<string[]> {
+  const { rows } = await queries.query<{ name: string }>(appliedMigrationsSql(schema));
+  return rows.map((r) => r.name);
 }
