@@ -232,6 +232,8 @@ describe.each(sources)('deployment policy: $name', ({ load }) => {
 
     expect(container.readinessProbe?.httpGet?.path).toBe('/readyz');
     expect(probesHttpPort(container, container.readinessProbe?.httpGet?.port, httpPort)).toBe(true);
+    // /readyz must answer (not-ready, if a store hangs) before the probe gives up: the store ping is bounded under it.
+    expect(config.STORE_PING_TIMEOUT_MS * 2).toBeLessThanOrEqual((container.readinessProbe?.timeoutSeconds ?? 1) * 1000);
     expect(container.livenessProbe?.httpGet?.path).toBe('/healthz');
     expect(probesHttpPort(container, container.livenessProbe?.httpGet?.port, httpPort)).toBe(true);
     if (container.startupProbe) {

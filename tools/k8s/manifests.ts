@@ -37,6 +37,7 @@ export interface EnvVar {
 export interface HttpProbe {
   httpGet?: { path: string; port: string | number };
   periodSeconds?: number;
+  timeoutSeconds?: number;
   failureThreshold?: number;
 }
 

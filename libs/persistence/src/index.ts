@@ -1,5 +1,5 @@
-export { openServiceDatabase, type ServiceDatabase, type StoreIdentity } from './lib/service-database';
-export { DatabaseConnectionError, type Database, type Queryable, type QueryResult } from './lib/query-api';
+export { openServiceDatabase, DEFAULT_PING_TIMEOUT_MS, type ServiceDatabase, type StoreIdentity } from './lib/service-database';
+export { DatabaseConnectionError, connectionFailureOf, isConnectionFailure, type Database, type Queryable, type QueryResult } from './lib/query-api';
 export type { OpenServiceDatabaseOptions, MigrationClass, EntityTarget, PersistenceLogger } from './lib/options';
 export { STORE_IDENTITY_MIGRATION } from './lib/store-identity.migration';
 export { advisoryLockKey } from './lib/advisory-lock';

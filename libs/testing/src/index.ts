@@ -12,3 +12,5 @@ export * from './lib/postgres-targets';
 export * from './fixtures';
 export * from './lib/widgets';
 export * from './lib/service-config';
+export * from './lib/tcp-proxy';
+export * from './lib/pg-faults';

@@ -7,6 +7,8 @@ import { RegistryStoreAccess } from '../store/store-access';
 const CHANNEL = 'apphost_binding_state';
 /** A waiter re-reads the state at least this often, whatever the notifications do. */
 export const FALLBACK_RECHECK_MS = 1_000;
+/** Pause before re-opening a dropped LISTEN connection, so a server that refuses is not hammered. */
+const RELISTEN_DELAY_MS = 100;
 
 /** Tells every replica on the database that `toolsetId#generation` of the registry in `schema` changed state. */
 export async function notifyBindingState(db: Queryable, schema: string, toolsetId: string, generation: number): Promise<void> {
@@ -24,6 +26,7 @@ export async function notifyBindingState(db: Queryable, schema: string, toolsetI
 export class BindingStateWaiter implements OnApplicationShutdown {
   private readonly waiters = new Map<string, Set<() => void>>();
   private listener?: Promise<Client | undefined>;
+  private relistenTimer?: NodeJS.Timeout;
   private closed = false;
   /** The bounded re-check; tests raise it to prove a wake-up came from a notification. */
   recheckMs = FALLBACK_RECHECK_MS;
@@ -64,6 +67,7 @@ export class BindingStateWaiter implements OnApplicationShutdown {
 
   async onApplicationShutdown(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.relistenTimer);
     const client = await this.listener?.catch(() => undefined);
     this.listener = undefined;
     await client?.end().catch(() => undefined);
@@ -73,7 +77,10 @@ export class BindingStateWaiter implements OnApplicationShutdown {
     for (const wake of this.waiters.get(key) ?? []) wake();
   }
 
-  /** One LISTEN connection per process, opened at the first wait; if it fails or drops, the next wait retries. */
+  /**
+   * One LISTEN connection per process, opened at the first wait. If it fails or drops (a terminated backend, a
+   * failover), it is opened again at once while anyone waits, else at the next wait; meanwhile waiters re-check.
+   */
   private async listen(): Promise<void> {
     if (this.closed) return;
     this.listener ??= this.connect();
@@ -81,22 +88,41 @@ export class BindingStateWaiter implements OnApplicationShutdown {
   }
 
   private async connect(): Promise<Client | undefined> {
-    const client = this.store.store.database.dedicatedConnection();
+    // The library's dedicated client already logs its 'error'; a drop must not take the process with it.
+    const client = this.store.store.database.dedicatedConnection('listen');
+    let dropped = false;
+    let listening = false;
     const drop = () => {
-      if (this.listener) this.listener = undefined;
+      if (dropped) return;
+      dropped = true;
+      this.listener = undefined;
       void client.end().catch(() => undefined);
+      // Only a connection that was LISTENing is reopened at once: a failed attempt waits for the next wait, so a
+      // server that refuses is not retried in a loop.
+      if (listening && !this.closed && this.waiters.size > 0) this.relisten();
     };
+    client.on('error', drop);
+    client.on('end', drop);
+    client.on('notification', (n: Notification) => this.onNotification(n));
     try {
       await client.connect();
-      client.on('error', drop);
-      client.on('end', drop);
-      client.on('notification', (n: Notification) => this.onNotification(n));
       await client.query(`LISTEN ${CHANNEL}`);
-      return client;
+      listening = !dropped;
+      return listening ? client : undefined;
     } catch {
       drop();
       return undefined;
     }
+  }
+
+  /** One reconnect attempt after a short pause; if it fails too, the next wait tries again. */
+  private relisten(): void {
+    if (this.relistenTimer) return;
+    this.relistenTimer = setTimeout(() => {
+      this.relistenTimer = undefined;
+      void this.listen();
+    }, RELISTEN_DELAY_MS);
+    this.relistenTimer.unref();
   }
 
   private onNotification(n: Notification): void {

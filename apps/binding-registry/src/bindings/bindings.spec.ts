@@ -226,7 +226,7 @@ describe('binding lifecycle latch', () => {
       const acquired = acquire('wait-remote');
       await watched.reached;
       // The other replica finishes and notifies over its own connection.
-      const other = store().store.database.dedicatedConnection();
+      const other = store().store.database.dedicatedConnection('notify');
       await other.connect();
       try {
         expect(await store().toolsets.finishMaterialize('wait-remote', 1, REMOTE_TOKEN, 'MODEL_ONLY', [], null)).toBe(true);

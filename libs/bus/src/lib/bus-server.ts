@@ -34,6 +34,11 @@ export interface BusServerOptions {
   logger: BusLogger;
   maxPayloadBytes?: number;
   metrics?: BusMetrics;
+  /**
+   * Gives an error that is not an `AppHostError` its typed form before the `INTERNAL` fallback (a store's lost
+   * connection is `UNAVAILABLE`, not a bug), so every handler gets the same mapping; `undefined` leaves it internal.
+   */
+  classifyError?: (error: unknown) => AppHostError | undefined;
 }
 
 /** A wiring mistake that must stop the process at startup, never surface as a runtime error. */
@@ -172,6 +177,11 @@ export class BusServer {
       return okReply(checked.data);
     } catch (error) {
       if (error instanceof AppHostError) return errorReply(error.toEnvelope());
+      const classified = this.options.classifyError?.(error);
+      if (classified) {
+        this.options.logger.warn({ err: error, subject: reg.subject, correlationId: context.correlationId, code: classified.code }, classified.message);
+        return errorReply(classified.toEnvelope());
+      }
       this.options.logger.error({ err: error, subject: reg.subject, correlationId: context.correlationId }, 'unexpected error in bus handler');
       return errorReply(new AppHostError('INTERNAL', 'internal error', { details: { correlationId: context.correlationId } }).toEnvelope());
     }

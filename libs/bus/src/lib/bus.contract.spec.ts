@@ -52,10 +52,16 @@ describe.each<[string, () => TransportFixture]>([
 
   async function serve(
     handler: (req: { text: string; n?: number; delayMs?: number }, ctx: HandlerContext) => unknown,
-    opts: { instanceId?: string; queueGroup?: string; label?: string } = {},
+    opts: { instanceId?: string; queueGroup?: string; label?: string; classifyError?: (error: unknown) => AppHostError | undefined } = {},
   ): Promise<BusServer> {
     const transport = await fixture.open(opts.label ?? 'server');
-    const server = new BusServer({ transport, instanceId: opts.instanceId ?? 'i1', queueGroup: opts.queueGroup ?? 'test-svc', logger: silentLogger });
+    const server = new BusServer({
+      transport,
+      instanceId: opts.instanceId ?? 'i1',
+      queueGroup: opts.queueGroup ?? 'test-svc',
+      logger: silentLogger,
+      classifyError: opts.classifyError,
+    });
     server.register(contract, async (req, ctx) => {
       calls++;
       return (await handler(req, ctx)) as { text: string };
@@ -110,6 +116,21 @@ describe.each<[string, () => TransportFixture]>([
     expect((error as AppHostError).details).toEqual({ correlationId: 'corr-123' });
     expect(JSON.stringify((error as AppHostError).toEnvelope())).not.toMatch(/secret|app\.ts|TypeError/);
     expect(silentLogger.error).toHaveBeenCalledWith(expect.objectContaining({ correlationId: 'corr-123' }), expect.any(String));
+  });
+
+  it('gives an unexpected exception the typed form its classifier finds (a lost store connection), for every handler alike', async () => {
+    const lostConnection = (error: unknown) =>
+      (error as { code?: unknown }).code === 'ECONNRESET' ? new AppHostError('UNAVAILABLE', 'store connection lost') : undefined;
+    await serve(
+      (req) => {
+        throw req.text === 'lost' ? Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) : new TypeError('a bug');
+      },
+      { classifyError: lostConnection },
+    );
+    const { bus } = await client();
+    const lost = await expectBusError(bus.request(contract, { text: 'lost' }), 'UNAVAILABLE');
+    expect(lost).toMatchObject({ message: 'store connection lost', retryable: true });
+    await expectBusError(bus.request(contract, { text: 'bug' }), 'INTERNAL');
   });
 
   it('reports no responders as UNAVAILABLE in under 100 ms (not executed)', async () => {

@@ -29,6 +29,8 @@ export interface OpenServiceDatabaseOptions {
   connectTimeoutMs?: number;
   /** Bound on waiting for another replica's migration lock (default 120 s). */
   migrationLockTimeoutMs?: number;
+  /** Bound on the readiness ping (default 1 s, under the probe timeout): past it the store reports not ready. */
+  pingTimeoutMs?: number;
 }
 
 const isFunction = (value: unknown): boolean => typeof value === 'function';
@@ -67,6 +69,7 @@ export const openOptionsSchema = z.object({
   logger: z.custom<PersistenceLogger>(isLogger, 'must have info, warn and error methods').optional(),
   connectTimeoutMs: z.number().int().min(100).optional(),
   migrationLockTimeoutMs: z.number().int().min(100).optional(),
+  pingTimeoutMs: z.number().int().min(50).max(60_000).optional(),
 });
 
 /** Validates options at the library boundary; nothing touches the database before this passes. */

@@ -1,6 +1,7 @@
+import net from 'node:net';
 import { Client } from 'pg';
 import { SAMPLE_MIGRATIONS, TEST_DATABASE_URL, dropSchemas, sleep, uniqueSchema } from '../test-support/pg';
-import { DatabaseConnectionError, QueryPool } from './query-api';
+import { DatabaseConnectionError, QueryPool, connectionFailureOf } from './query-api';
 import { openServiceDatabase, type ServiceDatabase } from './service-database';
 
 const url = TEST_DATABASE_URL;
@@ -154,5 +155,52 @@ describe('the query API on a real PostgreSQL', () => {
     } finally {
       await nowhere.end();
     }
+  });
+});
+
+describe('bounded statements (readiness) and the boundary mapping', () => {
+  it('queryWithin answers from a live server, and fails UNAVAILABLE within its bound on a server that never answers', async () => {
+    await expect(db.ping()).resolves.toBe(true);
+    // A server that accepts and then says nothing (a hung PostgreSQL); kept local, as this library cannot use the test kit.
+    const sockets = new Set<net.Socket>();
+    const silent = net.createServer((socket) => sockets.add(socket.on('error', () => undefined)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as net.AddressInfo).port;
+    const hung = new QueryPool({ connectionString: `postgres://postgres@127.0.0.1:${port}/test`, connectionTimeoutMillis: 10_000 }, 'hung');
+    try {
+      for (let attempt = 0; attempt < 2; attempt++) {
+        const started = Date.now();
+        const error = await failure(hung.queryWithin('SELECT 1', 200));
+        expect(Date.now() - started).toBeLessThan(1_000);
+        expect(error).toMatchObject({ code: 'UNAVAILABLE', retryable: true, details: { schema: 'hung', phase: 'connect' } });
+      }
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await hung.end().catch(() => undefined);
+      await new Promise((resolve) => silent.close(resolve));
+    }
+  });
+
+  it('connectionFailureOf types connection-class errors only', () => {
+    const serverError = (code: string) => Object.assign(new Error(`server said ${code}`), { severity: 'FATAL', code });
+    for (const lost of [
+      serverError('57P01'),
+      serverError('57P03'),
+      serverError('08006'),
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }),
+      Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }),
+      new Error('Connection terminated unexpectedly'),
+      new Error('timeout exceeded when trying to connect'),
+    ]) {
+      expect(connectionFailureOf(lost)).toMatchObject({ code: 'UNAVAILABLE', retryable: true });
+    }
+    for (const statement of [
+      serverError('23505'),
+      serverError('40001'),
+      Object.assign(new Error('spawn x ENOENT'), { code: 'ENOENT' }),
+      new Error('boom'),
+      'text',
+    ])
+      expect(connectionFailureOf(statement)).toBeUndefined();
   });
 });

@@ -30,7 +30,7 @@ export interface Database extends Queryable {
  * they surface as the `pg` error with its SQLSTATE `code`.
  */
 export class DatabaseConnectionError extends AppHostError {
-  constructor(code: 'UNAVAILABLE' | 'OUTCOME_UNKNOWN', message: string, details: { schema: string; phase: ConnectionPhase; pgCode?: string }) {
+  constructor(code: 'UNAVAILABLE' | 'OUTCOME_UNKNOWN', message: string, details: { schema?: string; phase: ConnectionPhase; pgCode?: string }) {
     super(code, message, { details });
     this.name = 'DatabaseConnectionError';
   }
@@ -38,17 +38,35 @@ export class DatabaseConnectionError extends AppHostError {
 
 type ConnectionPhase = 'connect' | 'statement' | 'transaction' | 'commit';
 
+// Socket-level only: a spawn's ENOENT or a file's EACCES escaping a handler is a bug, not a lost connection.
+const SOCKET_FAILURES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ECONNABORTED', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
 /**
  * Whether an error means the connection, not the statement, failed: a server error of SQLSTATE class 08
- * (connection exception) or 57P (operator intervention: terminated backend, shutdown), a socket error, or `pg`'s
- * "Connection terminated" for a socket that closed under a statement.
+ * (connection exception) or 57P (operator intervention: terminated backend, shutdown, cannot connect now), a socket
+ * error (ECONNREFUSED, ECONNRESET, EPIPE, ETIMEDOUT, ...), or `pg`'s own words for a socket that closed under a
+ * statement, a client that already broke, or a pool checkout that timed out.
  */
-function isConnectionFailure(error: unknown): boolean {
+export function isConnectionFailure(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   const code = (error as { code?: unknown }).code;
   if ('severity' in error) return typeof code === 'string' && (code.startsWith('08') || code.startsWith('57P'));
-  if (typeof code === 'string') return /^E[A-Z]+$/.test(code); // ECONNRESET, EPIPE, ECONNREFUSED, ETIMEDOUT, ...
-  return /^Connection terminated|^timeout exceeded when trying to connect/.test(error.message);
+  if (typeof code === 'string') return SOCKET_FAILURES.has(code);
+  return /^Connection terminated|^timeout exceeded when trying to connect|^Client has encountered a connection error/.test(error.message);
+}
+
+/**
+ * The typed form of a connection failure that reached a boundary without passing through a `QueryPool` (a
+ * dedicated client's, say): `UNAVAILABLE`, retryable. Anything else → `undefined`, for the caller's own mapping.
+ */
+export function connectionFailureOf(error: unknown): DatabaseConnectionError | undefined {
+  if (error instanceof DatabaseConnectionError) return error;
+  if (!isConnectionFailure(error)) return undefined;
+  const pgCode = (error as { code?: unknown }).code;
+  return new DatabaseConnectionError('UNAVAILABLE', `a store connection failed (${(error as Error).message}); not executed past it`, {
+    phase: 'connect',
+    ...(typeof pgCode === 'string' ? { pgCode } : {}),
+  });
 }
 
 const names = new Map<string, string>();
@@ -109,6 +127,55 @@ export class QueryPool implements Database {
     } finally {
       this.release(client, onError, lostWith);
     }
+  }
+
+  /**
+   * One statement that must answer within `timeoutMs` (readiness probes). A server that accepts but never answers
+   * would otherwise hold the caller, and the connection, forever: on expiry the call fails `UNAVAILABLE` and the
+   * connection is released broken, so the pool destroys it instead of handing it out again.
+   */
+  queryWithin<T extends QueryResultRow = QueryResultRow>(sql: string, timeoutMs: number): Promise<QueryResult<T>> {
+    return new Promise<QueryResult<T>>((resolve, reject) => {
+      let settled = false;
+      let client: PoolClient | undefined;
+      let released = false;
+      const releaseOnce = (broken?: Error): void => {
+        if (!client || released) return;
+        released = true;
+        client.release(broken);
+      };
+      const settle = (outcome: () => void): void => {
+        clearTimeout(timer);
+        if (settled) return;
+        settled = true;
+        outcome();
+      };
+      const timer = setTimeout(() => {
+        const expired = new Error(`no answer within ${timeoutMs} ms`);
+        releaseOnce(expired);
+        settle(() => reject(this.lost(expired, 'connect')));
+      }, timeoutMs);
+      this.checkout().then(
+        (checkedOut) => {
+          client = checkedOut;
+          // Stays for the client's lifetime: a client released broken may still emit while its socket closes.
+          checkedOut.on('error', () => undefined);
+          if (settled) return releaseOnce(); // arrived after the deadline, healthy: back to the pool
+          checkedOut.query<T>(prepared(sql, undefined)).then(
+            (r) => {
+              releaseOnce();
+              settle(() => resolve(result(r)));
+            },
+            (error: unknown) => {
+              const broken = isConnectionFailure(error);
+              releaseOnce(broken ? (error as Error) : undefined);
+              settle(() => reject(broken ? this.lost(error, 'connect') : error));
+            },
+          );
+        },
+        (error: unknown) => settle(() => reject(error)),
+      );
+    });
   }
 
   async transaction<T>(work: (tx: Queryable) => Promise<T>): Promise<T> {

@@ -2,7 +2,7 @@ import { AppHostError, type StoreReport } from '@apphost/contracts';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { advisoryLockKey, withAdvisoryLock } from './advisory-lock';
-import { parseOpenOptions, type OpenServiceDatabaseOptions } from './options';
+import { parseOpenOptions, type OpenServiceDatabaseOptions, type PersistenceLogger } from './options';
 import { QueryPool, type Database } from './query-api';
 import { redactText, redactUrl, secretsOf } from '@apphost/redact';
 import { storeIdentityMigration } from './store-identity.migration';
@@ -25,8 +25,12 @@ export interface ServiceDatabase extends Database {
   identity: StoreIdentity;
   /** Connections the query pool may open (the `poolSize` option, or pg's default of 10). */
   poolSize: number;
-  /** A connection of its own, outside the pool, with the pool's settings (for LISTEN); the caller ends it. */
-  dedicatedConnection(): Client;
+  /**
+   * A connection of its own, outside the pool, with the pool's settings (for LISTEN); the caller connects and ends
+   * it. It already has an `error` listener (which logs), so a drop never ends the process; `purpose` is appended
+   * to its `application_name`.
+   */
+  dedicatedConnection(purpose: string): Client;
   /** The store's `describe` entry: readiness, identity and applied migrations in order. */
   report(): Promise<StoreReport>;
   /** True when the server answers and still holds this store's identity row (not a swapped or wiped store). */
@@ -37,7 +41,8 @@ export interface ServiceDatabase extends Database {
 const MIGRATIONS_TABLE = 'migrations';
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 const DEFAULT_LOCK_TIMEOUT_MS = 120_000;
-const PING_TIMEOUT_MS = 5_000;
+/** Well under the 2 s readiness-probe timeout of the manifests: a hung server answers not-ready, in time. */
+export const DEFAULT_PING_TIMEOUT_MS = 1_000;
 
 /**
  * Opens a service's PostgreSQL store: its own schema, migrations run at startup under an advisory lock (so
@@ -60,7 +65,9 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
   };
 
   // The lock lives on a connection of its own, outside the pool TypeORM migrates through.
-  const lockClient = new Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: `${serviceName}:migrate` });
+  // The schema in every application_name tells this store's backends apart from another's on a shared server.
+  const applicationName = `${serviceName}@${schema}`;
+  const lockClient = new Client({ connectionString: url, connectionTimeoutMillis: connectTimeoutMs, application_name: `${applicationName}:migrate` });
   lockClient.on('error', () => undefined); // a dropped socket surfaces through the pending query instead
   const pending: { dataSource?: DataSource; queries?: QueryPool } = {}; // what to tear down if opening fails half-way
   try {
@@ -82,7 +89,7 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
           type: 'postgres',
           url,
           schema,
-          applicationName: serviceName,
+          applicationName: `${applicationName}:typeorm`,
           poolSize: options.poolSize,
           connectTimeoutMS: connectTimeoutMs,
           entities: options.entities ?? [],
@@ -111,7 +118,7 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
         pending.queries = new QueryPool(
           {
             connectionString: url,
-            application_name: serviceName,
+            application_name: applicationName,
             max: options.poolSize,
             connectionTimeoutMillis: connectTimeoutMs,
             options: `-c search_path=${schema}`,
@@ -127,7 +134,13 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
     phase = 'reading the applied migrations';
     const migrations = await appliedMigrations(queries, schema);
     logger?.info({ service: serviceName, schema, namespace: opened.identity.namespace, applied: opened.ran, migrations }, 'postgres store open');
-    return handle(opened.ds, queries, schema, serviceName, opened.identity, migrations);
+    return handle(
+      opened.ds,
+      queries,
+      { schema, service: serviceName, pingTimeoutMs: options.pingTimeoutMs ?? DEFAULT_PING_TIMEOUT_MS, logger },
+      opened.identity,
+      migrations,
+    );
   } catch (error) {
     const failure = fail(error);
     logger?.error({ service: serviceName, schema, code: failure.code, details: failure.details }, failure.message);
@@ -139,16 +152,21 @@ export async function openServiceDatabase(input: OpenServiceDatabaseOptions): Pr
   }
 }
 
-function handle(dataSource: DataSource, queries: QueryPool, schema: string, service: string, identity: StoreIdentity, opened: string[]): ServiceDatabase {
+interface HandleSettings {
+  schema: string;
+  service: string;
+  pingTimeoutMs: number;
+  logger?: PersistenceLogger;
+}
+
+function handle(dataSource: DataSource, queries: QueryPool, settings: HandleSettings, identity: StoreIdentity, opened: string[]): ServiceDatabase {
+  const { schema, service, pingTimeoutMs, logger } = settings;
   let migrations = opened;
   let closed = false;
   const ping = async (): Promise<boolean> => {
     if (closed) return false;
     try {
-      const { rows } = await withTimeout(
-        queries.query<{ namespace: string }>(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`),
-        PING_TIMEOUT_MS,
-      );
+      const { rows } = await queries.queryWithin<{ namespace: string }>(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`, pingTimeoutMs);
       return Array.isArray(rows) && rows.length === 1 && rows[0].namespace === identity.namespace;
     } catch {
       return false;
@@ -161,11 +179,24 @@ function handle(dataSource: DataSource, queries: QueryPool, schema: string, serv
     poolSize: queries.size,
     query: (sql, params) => queries.query(sql, params),
     transaction: (work) => queries.transaction(work),
-    dedicatedConnection: () => new Client(queries.pool.options),
+    dedicatedConnection(purpose) {
+      const client = new Client({ ...queries.pool.options, application_name: `${queries.pool.options.application_name}:${purpose}` });
+      client.on('error', (error) => logger?.warn({ schema, purpose, err: error.message }, 'dedicated PostgreSQL connection lost'));
+      return client;
+    },
     ping,
     async report() {
+      const started = Date.now();
       const ready = await ping();
-      if (ready) migrations = await appliedMigrations(queries, schema).catch(() => migrations);
+      // The whole report stays within the ping's bound: a server that answers the ping and then hangs must not hold
+      // the readiness answer past it (the last known migrations stand in).
+      const left = pingTimeoutMs - (Date.now() - started);
+      if (ready && left > 0) {
+        migrations = await queries
+          .queryWithin<{ name: string }>(appliedMigrationsSql(schema), left)
+          .then(({ rows }) => rows.map((r) => r.name))
+          .catch(() => migrations);
+      }
       return { kind: 'postgres', name: service, ready, schema, namespace: identity.namespace, createdAt: identity.createdAt, migrations: [...migrations] };
     },
     async close() {
@@ -203,20 +234,9 @@ function assertSameService(identity: StoreIdentity | null, serviceName: string, 
   }
 }
 
-async function appliedMigrations(queries: QueryPool, schema: string): Promise<string[]> {
-  const { rows } = await queries.query<{ name: string }>(`SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`);
-  return rows.map((r) => r.name);
-}
+const appliedMigrationsSql = (schema: string): string => `SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`;
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms`)), ms);
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-    promise.catch(() => undefined); // the loser of the race must not become an unhandled rejection
-  }
+async function appliedMigrations(queries: QueryPool, schema: string): Promise<string[]> {
+  const { rows } = await queries.query<{ name: string }>(appliedMigrationsSql(schema));
+  return rows.map((r) => r.name);
 }

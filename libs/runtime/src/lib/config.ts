@@ -49,6 +49,8 @@ export const commonConfigSchema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: intFromEnv(100, 600_000).default(120_000),
   BUS_MAX_PAYLOAD_BYTES: intFromEnv(1024, 64 * 1024 * 1024).default(DEFAULT_MAX_PAYLOAD_BYTES),
   SHUTDOWN_GRACE_MS: intFromEnv(0, 600_000).default(10_000),
+  /** Bound on each PostgreSQL readiness ping: well under the manifests' 2 s probe timeout, so a hung store answers not-ready. */
+  STORE_PING_TIMEOUT_MS: intFromEnv(50, 60_000).default(1000),
   /** OTLP/HTTP collector; spans are exported only when it is set. */
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).optional(),
 });

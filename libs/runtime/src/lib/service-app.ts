@@ -2,6 +2,7 @@ import { Module, type DynamicModule, type INestApplicationContext, type Type } f
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
 import { BusModule, type BusTransport } from '@apphost/bus';
 import type { ServiceName } from '@apphost/contracts';
+import { connectionFailureOf } from '@apphost/persistence';
 import { ConfigError, parseServiceConfig, withoutEmpty, type CommonConfig } from './config';
 import { correlationMiddleware } from './correlation';
 import { DescribeRegistrar } from './describe.registrar';
@@ -118,6 +119,8 @@ function rootModule<C extends object>(
         maxPayloadBytes: context.config.BUS_MAX_PAYLOAD_BYTES,
         logger: context.logger,
         metrics: context.metrics.bus,
+        // One mapping for every route: a PostgreSQL connection failure is UNAVAILABLE (retryable), never INTERNAL.
+        classifyError: connectionFailureOf,
       }),
       ...imports,
     ],

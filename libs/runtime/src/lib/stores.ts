@@ -20,6 +20,7 @@ export function openPostgresStore(context: ServiceContext, options: PostgresStor
     migrations: options.migrations,
     entities: options.entities,
     logger: context.logger,
+    pingTimeoutMs: context.config.STORE_PING_TIMEOUT_MS,
   });
 }
 

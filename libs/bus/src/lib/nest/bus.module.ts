@@ -1,7 +1,7 @@
 import { DynamicModule, Global, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { BusClient } from '../bus-client';
-import { BusServer, type BusLogger } from '../bus-server';
+import { BusServer, type BusLogger, type BusServerOptions } from '../bus-server';
 import type { BusMetrics } from '../metrics';
 import type { BusTransport } from '../transports/transport';
 import { BusExplorer } from './bus-explorer';
@@ -16,6 +16,7 @@ export interface BusModuleOptions {
   logger: BusLogger;
   maxPayloadBytes?: number;
   metrics?: BusMetrics;
+  classifyError?: BusServerOptions['classifyError'];
   /** The service this module serves (span attribution). */
   service?: string;
 }
