@@ -9,8 +9,9 @@ import {
   startPrivateNats,
   TEST_DATABASE_URL,
   uniquePrefix,
+  startTcpProxy,
+  type TcpProxy,
 } from '@apphost/testing';
-import { startPgLink, type PgLink } from '../test/pg-link';
 import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistrySchema, type RegistryUnderTest, session } from '../test/registry-harness';
 
 /*
@@ -24,14 +25,14 @@ const LEASE_MS = 1500;
 const prefix = uniquePrefix();
 let nats: PrivateNats;
 let providers: { stop(): Promise<void> };
-let link: PgLink;
+let link: TcpProxy;
 let registry: RegistryUnderTest;
 
 beforeAll(async () => {
   nats = await startPrivateNats();
   providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
   const target = new URL(TEST_DATABASE_URL);
-  link = await startPgLink(target.hostname, Number(target.port || 5432));
+  link = await startTcpProxy(target.hostname, Number(target.port || 5432));
   target.port = String(link.port);
   registry = await bootRegistry(nats.url, prefix, {
     INSTANCE_ID: 'registry-fenced',
