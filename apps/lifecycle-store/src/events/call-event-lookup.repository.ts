@@ -22,12 +22,14 @@ export class CallEventLookupRepository {
     side: CallSide,
     callId: string,
     afterEventId: number,
+    invocationId: string | null,
   ): Promise<{ id: number; body: Record<string, unknown> } | null> {
     const { rows } = await this.db.query<{ event_id: string; body: Record<string, unknown> }>(
       `SELECT event_id, body FROM session_events
         WHERE ${KEY} AND incarnation = $5 AND event_id > $6 AND ${COLUMN[side]} @> $7::jsonb
+          AND ($8::text IS NULL OR body->>'invocationId' = $8::text)
         ORDER BY event_id LIMIT 1`,
-      [key.tenant, key.appName, key.userId, key.sessionId, incarnation, afterEventId, JSON.stringify([{ id: callId }])],
+      [key.tenant, key.appName, key.userId, key.sessionId, incarnation, afterEventId, JSON.stringify([{ id: callId }]), invocationId],
     );
     const row = rows[0];
     return row ? { id: Number(row.event_id), body: row.body } : null;

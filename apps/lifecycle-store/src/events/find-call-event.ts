@@ -12,7 +12,7 @@ export async function findCallEvent(
   const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
   if (!record || record.state === 'DELETED') throw notFound(req.session);
   admissible(record, req.incarnation);
-  const found = await deps.lookup.first(req.session, req.incarnation, req.answering, req.callId, req.afterEventId);
+  const found = await deps.lookup.first(req.session, req.incarnation, req.answering, req.callId, req.afterEventId, req.invocationId ?? null);
   if (!found) return { event: null };
   const body = found.body as LedgerEventInput;
   return {

@@ -5,7 +5,8 @@ import { eventWidgetSchema, functionCallSchema, functionResponseSchema } from '.
 
 /**
  * `apphost.lifecycle-store.find-call-event.v1`: the first event of the `ACTIVE(n)` ledger (lowest id above
- * `afterEventId`) whose function responses (`answering: "response"`) or function calls (`"call"`) carry `callId`.
+ * `afterEventId`) whose function responses (`answering: "response"`) or function calls (`"call"`) carry `callId`, optionally
+ * of one `invocationId`.
  * It is how a retried batch finds its own event (the first one answering the call id; a later confirmation
  * decision's event is not it) and how a confirmation id is proven issued. `event: null` when there is none. A
  * missing session is NOT_FOUND; a session that is not ACTIVE(n) is FAILED_PRECONDITION (`STALE_INCARNATION`,
@@ -21,6 +22,8 @@ export const LifecycleFindCallEvent = defineContract({
       incarnation: incarnationSchema,
       callId: z.string().min(1).max(128),
       answering: z.enum(['response', 'call']),
+      /** Only events of this invocation (absent: any). */
+      invocationId: z.string().min(1).max(128).optional(),
       afterEventId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
     })
     .strict(),
