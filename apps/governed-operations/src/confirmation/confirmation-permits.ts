@@ -78,6 +78,11 @@ export class ConfirmationPermits {
     return (await this.store.compareAndDelete(key, raw)) ? permit : null;
   }
 
+  /** Whether a permit is stored under this id (whatever its principal or state): tells "lost" from "refused". */
+  async stored(session: SessionKey, confirmationId: string): Promise<boolean> {
+    return (await this.store.get(keyOf(session, confirmationId))) !== null;
+  }
+
   /** Cascade revoke: no permit of `incarnation` can be taken or issued from now on. Idempotent. */
   async revoke(session: SessionKey, incarnation: number): Promise<void> {
     await this.store.setIfAbsent(revokedKeyOf(session, incarnation), '1', MAX_RETENTION_MS);

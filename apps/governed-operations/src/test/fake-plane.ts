@@ -5,10 +5,12 @@ import {
   ConnCallTool,
   ConnListTools,
   LifecycleAppendEvents,
+  LifecycleFindCallEvent,
   LifecycleGetSession,
   RegistryGetToolset,
   SealedCommit,
   SealedCreate,
+  SealedResultStoreDescribe,
   type BoundToolHandle,
   type LedgerEventInput,
   type ParsedRequestOf,
@@ -72,7 +74,13 @@ export interface FakeState {
   created: ParsedRequestOf<typeof SealedCreate>[];
   committed: ParsedRequestOf<typeof SealedCommit>[];
   callArgs: unknown[];
-  failures: { append?: AppHostError; create?: AppHostError };
+  /**
+   * Injected failures: `create` fails every seal (`createTimes`: only that many, then seals succeed), `describe`
+   * is the sealed store's readiness probe.
+   */
+  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError };
+  /** Pauses every tool call until it resolves (a batch held in flight). */
+  callGate?: Promise<void>;
   /** Binding revisions that differ from the default `v1.k1.abcd`, by toolset. */
   revisions: Record<string, string>;
   /** The session's current incarnation (a recreated session has a higher one). */
@@ -139,7 +147,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   });
   fakes.register(
     ConnCallTool,
-    (r) => {
+    async (r) => {
       state.log.push(`call:${r.name}`);
       state.callArgs.push(r.arguments);
       if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
@@ -164,7 +172,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   );
   fakes.register(SealedCreate, (r) => {
     state.log.push(`seal:${r.scope.functionCallId}`);
-    if (state.failures.create) throw state.failures.create;
+    if (state.failures.create && (state.failures.createTimes === undefined || state.failures.createTimes-- > 0)) throw state.failures.create;
     state.created.push(r);
     return { ref: { recordId: `rec${String(++records).padStart(19, '0')}`, schemaVersion: 1 }, state: 'PENDING' as const, created: true };
   });
@@ -174,6 +182,39 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     state.appended.push(...r.events);
     if (r.provenance.path !== 'user-turn') throw new AppHostError('INVALID_ARGUMENT', `unexpected provenance ${r.provenance.path}`);
     return { incarnation: r.incarnation, eventIds: [41 + state.appended.length] };
+  });
+  fakes.register(LifecycleFindCallEvent, (r) => {
+    const found = state.appended
+      .map((event, i) => ({ event, eventId: 42 + i }))
+      .find(
+        ({ event, eventId }) =>
+          eventId > r.afterEventId &&
+          (r.invocationId === undefined || event.invocationId === r.invocationId) &&
+          (r.answering === 'response' ? event.functionResponses : event.functionCalls)?.some((c) => c.id === r.callId),
+      );
+    if (!found) return { event: null };
+    const { event, eventId } = found;
+    return {
+      event: {
+        eventId,
+        invocationId: event.invocationId ?? null,
+        functionCalls: event.functionCalls ?? [],
+        functionResponses: event.functionResponses ?? [],
+        widgets: event.widgets ?? [],
+        customMetadata: event.customMetadata ?? null,
+      },
+    };
+  });
+  fakes.register(SealedResultStoreDescribe, () => {
+    if (state.failures.describe) throw state.failures.describe;
+    return {
+      service: 'sealed-result-store' as const,
+      version: '0',
+      instanceId: 'fake-sealed',
+      transport: 'nats' as const,
+      startedAt: new Date().toISOString(),
+      stores: [{ kind: 'postgres' as const, name: 'sealed', ready: true }],
+    };
   });
   fakes.register(SealedCommit, (r) => {
     state.log.push(`commit:${r.key.functionCallId}`);
@@ -186,7 +227,18 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   return {
     state,
     service,
-    reset: () => Object.assign(state, { log: [], appended: [], created: [], committed: [], callArgs: [], failures: {}, revisions: {}, incarnation: 3 }),
+    reset: () =>
+      Object.assign(state, {
+        log: [],
+        appended: [],
+        created: [],
+        committed: [],
+        callArgs: [],
+        failures: {},
+        revisions: {},
+        incarnation: 3,
+        callGate: undefined,
+      }),
     stop: async () => {
       await service.stop();
       await fakes.stop(100);
