@@ -15,7 +15,8 @@ import {
   type LedgerEventInput,
   type ParsedRequestOf,
 } from '@apphost/contracts';
-import { bootService, startPrivateNats, uniquePrefix, type ServiceUnderTest, connectTestTransport } from '@apphost/testing';
+import Redis from 'ioredis';
+import { bootService, startPrivateNats, uniquePrefix, type ServiceUnderTest, connectTestTransport, TEST_REDIS_URL } from '@apphost/testing';
 import { governedOperationsService } from '../service';
 
 /**
@@ -90,13 +91,16 @@ export interface FakeState {
 export interface FakePlane {
   state: FakeState;
   service: ServiceUnderTest;
-  reset(): void;
+  /** Clears what the fakes saw and the service's call-id claims (each test is a fresh turn). */
+  reset(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startFakePlane(env: Record<string, string> = {}): Promise<FakePlane> {
   const state: FakeState = { log: [], appended: [], created: [], committed: [], callArgs: [], failures: {}, revisions: {}, incarnation: 3 };
   let records = 0;
+  // Which session incarnation each appended event belongs to (`state.appended` is in the same order).
+  const ledgerScopes: { sessionId: string; incarnation: number }[] = [];
   const nats = await startPrivateNats();
   const transport = await connectTestTransport('fakes', { natsUrl: nats.url });
   const fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
@@ -180,6 +184,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     state.log.push('append');
     if (state.failures.append) throw state.failures.append;
     state.appended.push(...r.events);
+    for (const _ of r.events) ledgerScopes.push({ sessionId: r.session.sessionId, incarnation: r.incarnation });
     if (r.provenance.path !== 'user-turn') throw new AppHostError('INVALID_ARGUMENT', `unexpected provenance ${r.provenance.path}`);
     return { incarnation: r.incarnation, eventIds: [41 + state.appended.length] };
   });
@@ -189,6 +194,8 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       .find(
         ({ event, eventId }) =>
           eventId > r.afterEventId &&
+          ledgerScopes[eventId - 42]?.sessionId === r.session.sessionId &&
+          ledgerScopes[eventId - 42]?.incarnation === r.incarnation &&
           (r.invocationId === undefined || event.invocationId === r.invocationId) &&
           (r.answering === 'response' ? event.functionResponses : event.functionCalls)?.some((c) => c.id === r.callId),
       );
@@ -223,11 +230,13 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   });
   fakes.start();
   await fakes.ready();
-  const service = await bootService(governedOperationsService, uniquePrefix(), { NATS_URL: nats.url, ...env });
+  const prefix = uniquePrefix();
+  const service = await bootService(governedOperationsService, prefix, { NATS_URL: nats.url, ...env });
+  const redis = new Redis(env['REDIS_URL'] ?? TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   return {
     state,
     service,
-    reset: () =>
+    reset: async () => {
       Object.assign(state, {
         log: [],
         appended: [],
@@ -238,9 +247,14 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         revisions: {},
         incarnation: 3,
         callGate: undefined,
-      }),
+      });
+      if (redis.status === 'wait') await redis.connect();
+      const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
+      if (claims.length > 0) await redis.del(...claims);
+    },
     stop: async () => {
       await service.stop();
+      redis.disconnect();
       await fakes.stop(100);
       await transport.close();
       await nats.stop();
