@@ -50,9 +50,8 @@ export class ConfirmationService {
   /** NOT_FOUND, unless the ledger proves the permit was issued and is undecided but gone (`missingPermitError`). */
   private async whyNoPermit(request: DecideRequest): Promise<AppHostError> {
     const notFound = new AppHostError('NOT_FOUND', 'no pending confirmation with this id in this session (already decided, or never issued)');
-    if (await this.permits.stored(request.session, request.confirmationId)) return notFound;
     const view = await this.bus.request(LifecycleGetSession, { session: request.session });
-    if (view.state !== 'ACTIVE') return notFound;
+    if (view.state !== 'ACTIVE' || (await this.permits.explains(request.session, view.incarnation, request.confirmationId))) return notFound;
     return missingPermitError(this.bus, request.session, view.incarnation, request.confirmationId);
   }
 

@@ -154,6 +154,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     async (r) => {
       state.log.push(`call:${r.name}`);
       state.callArgs.push(r.arguments);
+      await state.callGate;
       if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
       return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
     },

@@ -150,7 +150,6 @@ describe('governed-operations: one execution per call, honest outcomes', () => {
   it.each([
     ['a lone surrogate', { s: '\ud800' }],
     ['a lone surrogate in a key', { ['\udc00']: 1 }],
-    ['a non-finite number (1e400 parses to Infinity)', JSON.parse('{"n": 1e400}') as Record<string, unknown>],
     ['an unsafe integer', { n: 1e30 }],
     ['a value nested too deep', { deep: nest(40) }],
     ['a value too big', { big: 'x'.repeat(300 * 1024) }],

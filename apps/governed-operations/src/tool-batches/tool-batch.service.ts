@@ -14,7 +14,7 @@ import { CONFIRMATION_REQUIRED_MESSAGE, ConfirmationGate, requestConfirmationCal
 import { batchEvent, mixedBatchEvent, planCalls, type PlannedCall } from './batch-plan';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../calls/call-pipeline';
-import { admitArguments } from '../calls/argument-admission';
+import { admitArguments } from '@apphost/policy';
 import { ExecutionMark } from '../calls/outcome-classification';
 import { requireSealedStore } from '../calls/store-admission';
 import type { BatchConfig } from '../governed.config';

@@ -8,7 +8,8 @@ import { AppHostError, GovernedReasons } from '@apphost/contracts';
 export const ARGUMENT_LIMITS: CanonicalLimits = Object.freeze({ maxBytes: 256 * 1024, maxDepth: 32 });
 
 /**
- * Admission of the arguments, before any effect: each call's arguments must be canonical I-JSON within
+ * Admission of a model tool batch's arguments, before any effect (the gateway checks the HTTP body with it, before
+ * the bus codec could turn a non-finite number into `null`; governed-operations checks again at admission): each call's arguments must be canonical I-JSON within
  * `ARGUMENT_LIMITS` (no lone surrogate, no non-finite or unsafe number, not too deep, not too big). Otherwise the
  * whole batch is INVALID_ARGUMENT (`ARGUMENTS_NOT_CANONICAL`) and nothing runs.
  */
