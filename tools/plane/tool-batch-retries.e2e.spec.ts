@@ -24,7 +24,11 @@ jest.setTimeout(60_000);
 
 const principal = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
 const definitions = loadServiceDefinitions();
-const byName = (name: string) => definitions.find((d) => d.name === name)!;
+const byName = (name: string) => {
+  const definition = definitions.find((d) => d.name === name);
+  if (!definition) throw new Error(`no service definition named ${name}`);
+  return definition;
+};
 
 describe('tool batch retries in the plane', () => {
   const prefix = uniquePrefix();
@@ -141,7 +145,7 @@ describe('tool batch retries in the plane', () => {
 
   it('the sealed-result store down at admission: 503 UNAVAILABLE and nothing ran; once it is back the retry runs the tool once', async () => {
     await newSession('r-sealed');
-    await sealed!.stop();
+    await sealed?.stop();
     sealed = undefined;
     const down = await startSession('r-sealed', 'call-1');
     expect(down.status).toBe(503);
