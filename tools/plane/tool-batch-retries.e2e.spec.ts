@@ -1,3 +1,4 @@
+import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import {
@@ -34,22 +35,34 @@ describe('tool batch retries in the plane', () => {
   const prefix = uniquePrefix();
   let nats: PrivateNats;
   let providers: { stop(): Promise<void> };
-  let plane: { services: Record<'lifecycle' | 'registry' | 'catalog' | 'governed' | 'gateway', ServiceUnderTest>; stop(): Promise<void> };
+  let plane: { services: Record<'registry' | 'catalog' | 'governed' | 'gateway', ServiceUnderTest>; stop(): Promise<void> };
   let sealed: ServiceUnderTest | undefined;
+  let lifecycle: ServiceUnderTest | undefined;
   let alice: string;
   const bootSealed = async () => (sealed = await bootService(byName('sealed-result-store'), prefix, { NATS_URL: nats.url, SEALED_GC_INTERVAL_MS: '0' }));
 
-  const post = async (url: string, body: string) => {
+  const bootLifecycle = async () =>
+    (lifecycle = await bootService(byName('lifecycle-store'), prefix, {
+      NATS_URL: nats.url,
+      LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store',
+    }));
+
+  const post = async (url: string, body: string, timeoutMs?: number) => {
     const res = await fetch(`${baseUrlOf(plane.services.gateway)}${url}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+      headers: {
+        authorization: `Bearer ${alice}`,
+        'content-type': 'application/json',
+        ...(timeoutMs !== undefined ? { 'x-apphost-timeout-ms': String(timeoutMs) } : {}),
+      },
       body,
     });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
-  const batch = (sessionId: string, body: Record<string, unknown>) => post(`/v1/sessions/${sessionId}/tool-batches`, JSON.stringify(body));
-  const startSession = (sessionId: string, functionCallId: string, label: unknown = 'first', invocationId = 'inv-1') =>
-    batch(sessionId, { appName: 'nonce-app', invocationId, calls: [{ functionCallId, tool: 'start-session', arguments: { label } }] });
+  const batch = (sessionId: string, body: Record<string, unknown>, timeoutMs?: number) =>
+    post(`/v1/sessions/${sessionId}/tool-batches`, JSON.stringify(body), timeoutMs);
+  const startSession = (sessionId: string, functionCallId: string, label: unknown = 'first', timeoutMs?: number) =>
+    batch(sessionId, { appName: 'nonce-app', invocationId: 'inv-1', calls: [{ functionCallId, tool: 'start-session', arguments: { label } }] }, timeoutMs);
   /** The nonce the session's app-safe connection holds now (null: start-session never ran there). */
   const nonceOf = async (sessionId: string): Promise<string | null> => {
     const generation = await plane.services.registry.client.request(
@@ -80,10 +93,10 @@ describe('tool batch retries in the plane', () => {
     nats = await startPrivateNats();
     providers = await startFakeProviders(nats.url, ['export-audit']);
     await bootSealed();
+    await bootLifecycle();
     plane = await bootServices(
       prefix,
       {
-        lifecycle: { definition: byName('lifecycle-store'), env: { LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store' } },
         registry: {
           definition: byName('binding-registry'),
           env: { REGISTRY_ALLOW_STDIO: 'true', REGISTRY_PROVIDER_TIMEOUT_MS: '1000', INSTANCE_ID: 'reg-retries' },
@@ -107,6 +120,7 @@ describe('tool batch retries in the plane', () => {
   afterAll(async () => {
     await plane?.stop();
     await sealed?.stop();
+    await lifecycle?.stop();
     await providers?.stop();
     await nats?.stop();
     await dropSchemasWithPrefix(prefix);
@@ -156,5 +170,27 @@ describe('tool batch retries in the plane', () => {
     const retried = await startSession('r-sealed', 'call-1');
     expect(retried.status).toBe(200);
     expect(await nonceOf('r-sealed')).toBe(nonceInReply(retried.body));
+  });
+
+  it('the lifecycle-store stopped after the tool ran: 504 OUTCOME_UNKNOWN (EXECUTED_NOT_RECORDED); the retry does not run the tool again', async () => {
+    await newSession('r-ledger');
+    const faults = plane.services.governed.running.app.get<FaultPoints>(FAULT_POINTS);
+    faults.arm('batch.before-append', async () => {
+      await lifecycle?.stop();
+      lifecycle = undefined;
+    });
+    const lost = await startSession('r-ledger', 'call-1');
+    expect(lost.status).toBe(504);
+    expect(lost.body).toMatchObject({
+      error: { code: 'OUTCOME_UNKNOWN', retryable: false, details: { reason: 'EXECUTED_NOT_RECORDED', cause: 'UNAVAILABLE' } },
+    });
+    const ran = await nonceOf('r-ledger');
+    expect(ran).toMatch(/^[0-9a-f-]{36}$/);
+
+    await bootLifecycle();
+    const retried = await startSession('r-ledger', 'call-1', 'first', 2_000);
+    expect(retried.status).toBe(504);
+    expect(retried.body).toMatchObject({ error: { code: 'OUTCOME_UNKNOWN', details: { reason: 'CALL_IN_FLIGHT' } } });
+    expect(await nonceOf('r-ledger')).toBe(ran);
   });
 });
