@@ -65,6 +65,7 @@ export class BatchReplay {
     return {
       claimed: {
         // Before any call ran the claim is released (a retry runs the batch); after, it stays (a retry never re-runs).
+        // A release that fails leaves the claim to lapse at its TTL; the caller still gets the original error.
         settle: async (error, mark) => {
           if (!mark.started) await this.claims.release(scope, ids, digest, owner).catch(() => undefined);
           return classifyFailure(error, mark);
