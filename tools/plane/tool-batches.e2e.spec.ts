@@ -470,8 +470,9 @@ describe('model tool batches in the plane', () => {
       invocationId: 'inv-f',
       calls: [{ functionCallId: 'f1', tool: 'start-session', arguments: {} }],
     });
-    expect(res.status).toBe(500);
-    expect(res.body).toMatchObject({ error: { code: 'INTERNAL' } });
+    // The tool ran: the caller is told so (not a retryable 5xx), and a retry would not run it again.
+    expect(res.status).toBe(504);
+    expect(res.body).toMatchObject({ error: { code: 'OUTCOME_UNKNOWN', retryable: false, details: { reason: 'EXECUTED_NOT_RECORDED', cause: 'INTERNAL' } } });
     expect(await nonceOf('nonce-app', 'b-fault')).toMatch(/^[0-9a-f-]{36}$/); // the call ran and its result was sealed
     expect((await events('nonce-app', 'b-fault')).events).toEqual([]);
     expect(await plane.sealed.client.request(SealedGc, {})).toMatchObject({ deletedRecords: 1 });

@@ -25,6 +25,13 @@ const schema = z.object({
     .min(0)
     .max(12 * 3600 * 1000)
     .default(3_600_000),
+  GOVERNED_DUPLICATE_IN_FLIGHT: z.enum(['wait', 'reject']).default('wait'),
+  GOVERNED_CALL_CLAIM_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(7 * 24 * 3600 * 1000)
+    .default(24 * 3600 * 1000),
 });
 
 export interface BatchConfig {
@@ -36,6 +43,10 @@ export interface BatchConfig {
   confirmationTtlMs: number;
   /** How long an expired permit is kept, so a late decision is told "expired" (and the model gets a response). */
   confirmationRetentionMs: number;
+  /** A duplicate of a batch still in flight: wait for its event until the deadline, or answer OUTCOME_UNKNOWN at once. */
+  duplicateInFlight: 'wait' | 'reject';
+  /** How long a batch that ran keeps its call-id claims (the ledger answers retries once its event exists). */
+  callClaimTtlMs: number;
 }
 
 /** The service's settings (see README.md), shaped into `BatchConfig`; bad values stop startup, naming the variable. */
@@ -46,6 +57,8 @@ export const batchConfig = schema.transform((c): BatchConfig => ({
   pendingTtlMs: c.GOVERNED_SEAL_PENDING_TTL_MS,
   confirmationTtlMs: c.GOVERNED_CONFIRMATION_TTL_MS,
   confirmationRetentionMs: c.GOVERNED_CONFIRMATION_RETENTION_MS,
+  duplicateInFlight: c.GOVERNED_DUPLICATE_IN_FLIGHT,
+  callClaimTtlMs: c.GOVERNED_CALL_CLAIM_TTL_MS,
 }));
 
 /** Parses the service's settings alone (tests); a service gets them in `context.config`. */

@@ -1,6 +1,7 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import type { CoordinationStore } from '@apphost/coordination';
 import { FAULT_POINTS, FaultPoints, type Logger } from '@apphost/runtime';
+import { CallClaims } from './calls/call-claims';
 import { CallPipeline } from './calls/call-pipeline';
 import { CascadeHandlers } from './cascade/cascade.handlers';
 import { ConfirmationGate } from './confirmation/confirmation-gate';
@@ -10,6 +11,7 @@ import { ConfirmationService } from './confirmation/confirmation.service';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER } from './governed.tokens';
+import { BatchReplay } from './tool-batches/batch-replay';
 import { ToolBatchHandlers } from './tool-batches/tool-batch.handlers';
 import { ToolBatchService } from './tool-batches/tool-batch.service';
 
@@ -23,7 +25,9 @@ export class GovernedOperationsModule {
         { provide: BATCH_LOGGER, useValue: logger },
         { provide: FAULT_POINTS, useValue: new FaultPoints<GovernedFaultPoint>() },
         { provide: ConfirmationPermits, useValue: new ConfirmationPermits(coordination, config.confirmationRetentionMs) },
+        { provide: CallClaims, useValue: new CallClaims(coordination, config.callClaimTtlMs) },
         CallPipeline,
+        BatchReplay,
         ConfirmationGate,
         ConfirmationService,
         ConfirmationHandlers,

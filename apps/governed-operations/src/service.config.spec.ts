@@ -10,6 +10,8 @@ const BAD: Record<string, string> = {
   GOVERNED_SEAL_PENDING_TTL_MS: '-1',
   GOVERNED_CONFIRMATION_TTL_MS: '10',
   GOVERNED_CONFIRMATION_RETENTION_MS: 'forever',
+  GOVERNED_DUPLICATE_IN_FLIGHT: 'retry',
+  GOVERNED_CALL_CLAIM_TTL_MS: '10',
 };
 
 it('covers every variable of the service schema', () => {

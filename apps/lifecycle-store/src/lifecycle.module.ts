@@ -4,8 +4,10 @@ import type { ServiceDatabase } from '@apphost/persistence';
 import { FAULT_POINTS, FaultPoints, type ServiceContext } from '@apphost/runtime';
 import type { LifecycleConfig } from './config';
 import { EventLedgerRepository } from './events/event-ledger.repository';
+import { FindCallEventHandlers } from './events/find-call-event.handlers';
 import type { LifecycleFaultPoint } from './lifecycle.faults';
 import { LifecycleHandlers } from './lifecycle.handlers';
+import { LIFECYCLE_DATABASE } from './lifecycle.tokens';
 import { LifecycleMetrics } from './metrics';
 import { LifecycleRepository } from './sessions/lifecycle.repository';
 import { LifecycleService } from './sessions/lifecycle.service';
@@ -72,6 +74,8 @@ export class LifecycleModule {
             }),
         },
         LifecycleHandlers,
+        { provide: LIFECYCLE_DATABASE, useValue: database },
+        FindCallEventHandlers,
         LifecycleRecovery,
       ],
       exports: [LifecycleService, FAULT_POINTS, LifecycleRecovery],

@@ -4,3 +4,4 @@ export * from './lib/resource-policy';
 export * from './lib/projection';
 export * from './lib/tool-result';
 export * from './lib/tool-definition';
+export * from './lib/argument-admission';

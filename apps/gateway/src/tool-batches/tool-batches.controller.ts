@@ -8,6 +8,7 @@ import {
   type Principal,
   type RunToolBatchResponse,
 } from '@apphost/contracts';
+import { admitArguments } from '@apphost/policy';
 import { CurrentPrincipal, RequireScopes } from '../auth';
 import { ownSessionKey, parseInput } from '../http/request-input';
 import { confirmationDecisionBodySchema, toolBatchBodySchema } from './tool-batches.schemas';
@@ -28,6 +29,8 @@ export class ToolBatchesController {
   @HttpCode(200)
   run(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Body() body: unknown): Promise<RunToolBatchResponse> {
     const input = parseInput(toolBatchBodySchema, body ?? {}, 'request body');
+    // Here, while the body is still what JSON.parse made of it (the bus codec would turn Infinity into null).
+    admitArguments(input.calls);
     const session = ownSessionKey(principal, input.appName, parseInput(sessionIdSchema, sessionId, 'session id'), input.userId);
     return this.bus.request(GovernedRunToolBatch, { principal, session, invocationId: input.invocationId, calls: input.calls }, BATCH_TIMEOUT);
   }

@@ -10,18 +10,24 @@ export function toolBatchPaths(): Record<string, unknown> {
     '/v1/sessions/{sessionId}/tool-batches': {
       post: {
         summary:
-          "Runs one model turn's tool calls and appends ONE event: function responses in emission order (the model projection for UI tools), and a widget descriptor with its own sealed-result reference per UI result. A batch mixing UI and non-UI tools runs nothing: the event carries one MIXED_BATCH error response per call.",
+          "Runs one model turn's tool calls and appends ONE event: function responses in emission order (the model projection for UI tools), and a widget descriptor with its own sealed-result reference per UI result. A batch mixing UI and non-UI tools runs nothing: the event carries one MIXED_BATCH error response per call. Each call runs at most once: a retry with the same invocationId and function-call ids returns the same event.",
         parameters: [{ name: 'sessionId', in: 'path', required: true, schema: { type: 'string' } }],
         requestBody: { required: true, content: { 'application/json': { schema: json(toolBatchBodySchema, 'input') } } },
         responses: {
           '200': { description: 'The appended event', content: { 'application/json': { schema: json(toolBatchResultSchema, 'output') } } },
-          '400': error('Invalid path or body (including duplicate function-call ids)'),
+          '400': error(
+            'Invalid path or body, nothing ran: duplicate function-call ids (DUPLICATE_FUNCTION_CALL_ID), or arguments that are not canonical I-JSON within the limits — a lone surrogate, a non-finite or unsafe number, too deep or too big (ARGUMENTS_NOT_CANONICAL)',
+          ),
           '401': error('Missing or invalid bearer token'),
           '403': error('The token lacks the runtime scope'),
           '404': error('No such active session for this principal'),
           '412': error('A call names a tool outside the model catalog, or discovery failed closed; nothing ran'),
+          '409': error('These invocation and function-call ids already name other calls (CALL_ID_REUSED); nothing ran'),
           '429': error('A discovery bound was exceeded'),
-          '504': error('The batch took too long'),
+          '503': error('A store the batch needs (session ledger, sealed-result store, coordination store) is unavailable before anything ran; retry'),
+          '504': error(
+            'The batch took too long, or OUTCOME_UNKNOWN: a tool ran but its event could not be recorded (EXECUTED_NOT_RECORDED), or the same batch is still in flight (CALL_IN_FLIGHT). A retry with the same invocation and function-call ids never runs a tool again: it returns the recorded event once there is one',
+          ),
         },
       },
     },
@@ -40,7 +46,11 @@ export function toolBatchPaths(): Record<string, unknown> {
           '401': error('Missing or invalid bearer token'),
           '403': error('The token lacks the runtime scope'),
           '404': error('No pending confirmation with this id in this session (already decided, never issued, or the session is gone or was recreated)'),
-          '504': error('The call took too long'),
+          '500': error(
+            'DATA_LOSS (CONFIRMATION_PERMIT_LOST): the confirmation was issued but its pending permit was lost (the coordination store restarted); nothing ran, ask the model again',
+          ),
+          '503': error('A store the decision needs is unavailable'),
+          '504': error('The call took too long, or OUTCOME_UNKNOWN (EXECUTED_NOT_RECORDED): the approved call ran but its event could not be recorded'),
         },
       },
     },

@@ -25,6 +25,8 @@ import { FAULT_POINTS, type FaultPoints, type Logger } from '@apphost/runtime';
 import { SealedResultClient } from '@apphost/sealed-results';
 import { describeFailure, driftOf, errorResponse, type PlannedCall } from '../tool-batches/batch-plan';
 import type { BatchConfig } from '../governed.config';
+import { retryWithinDeadline } from './deadline-retry';
+import type { ExecutionMark } from './outcome-classification';
 import type { GovernedFaultPoint } from '../governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 
@@ -49,6 +51,8 @@ export interface CallContext {
   /** Unique per batch (or per decision): operation-instance ids of the calls derive from it. */
   operationId: string;
   snapshotId: string;
+  /** Set once a call starts executing: errors after it say the tool ran. */
+  mark: ExecutionMark;
 }
 
 /** A generation's fresh listing, or why it could not be listed. */
@@ -62,6 +66,12 @@ export interface Outcome {
 }
 
 export const AUTHOR = 'apphost';
+
+/** What the sealing retries leave of the deadline for the append and commits that follow. */
+const APPEND_RESERVE_MS = 2_000;
+
+export const EXECUTED_NOT_SEALED_MESSAGE =
+  'The tool ran, but its result could not be stored for display, so it is not shown. Do not call it again unless the user asks.';
 
 export function failedOutcome(call: PlannedCall, code: string, message: string): Outcome {
   return { response: { functionCallId: call.functionCallId, name: call.tool, response: errorResponse(code, message) } };
@@ -248,6 +258,7 @@ export class CallPipeline {
     { call, handle }: AdmittedCall,
     ctx: CallContext,
   ): Promise<{ valid: ValidToolResult } | { failure: { code: string; message: string } }> {
+    ctx.mark.started = true;
     try {
       const reply = await requestOnGeneration(
         this.bus,
@@ -300,19 +311,24 @@ export class CallPipeline {
     };
     let ref: { recordId: string; schemaVersion: number };
     try {
-      const created = await this.sealed.create({
-        scope: { session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId },
-        operationInstanceId: `${ctx.operationId}.${call.index}`,
-        envelope,
-        ...(this.config.pendingTtlMs !== undefined ? { pendingTtlMs: this.config.pendingTtlMs } : {}),
-      });
+      // The tool has run: sealing is retried (same operation-instance id) while the deadline leaves room for the append.
+      const created = await retryWithinDeadline(
+        () =>
+          this.sealed.create({
+            scope: { session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId },
+            operationInstanceId: `${ctx.operationId}.${call.index}`,
+            envelope,
+            ...(this.config.pendingTtlMs !== undefined ? { pendingTtlMs: this.config.pendingTtlMs } : {}),
+          }),
+        { reserveMs: APPEND_RESERVE_MS, fallbackBudgetMs: this.config.storeTimeoutMs },
+      );
       ref = created.ref;
     } catch (error) {
       const failure = describeFailure(error);
       this.logger.warn({ toolsetId: handle.toolsetId, tool: handle.nativeName, error: failure }, 'sealing a UI result failed');
       return failure.code === 'PAYLOAD_TOO_LARGE'
-        ? failedOutcome(call, 'RESULT_TOO_LARGE', 'the tool result exceeds the sealing limit')
-        : failedOutcome(call, 'SEAL_FAILED', 'the tool result could not be sealed');
+        ? failedOutcome(call, 'RESULT_TOO_LARGE', 'The tool ran, but its result exceeds the sealing limit, so it is not shown.')
+        : failedOutcome(call, 'EXECUTED_NOT_SEALED', EXECUTED_NOT_SEALED_MESSAGE);
     }
     return {
       response: { functionCallId: call.functionCallId, name: call.tool, response: projectForModel(result) as Record<string, unknown> },

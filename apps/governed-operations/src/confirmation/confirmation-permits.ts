@@ -78,6 +78,14 @@ export class ConfirmationPermits {
     return (await this.store.compareAndDelete(key, raw)) ? permit : null;
   }
 
+  /**
+   * Whether a missing take is explained here: a permit is still stored under this id (another principal's, or
+   * lost to a concurrent decision), or the incarnation was revoked by the cascade. Otherwise the store lost it.
+   */
+  async explains(session: SessionKey, incarnation: number, confirmationId: string): Promise<boolean> {
+    return (await this.store.get(keyOf(session, confirmationId))) !== null || (await this.revoked(session, incarnation));
+  }
+
   /** Cascade revoke: no permit of `incarnation` can be taken or issued from now on. Idempotent. */
   async revoke(session: SessionKey, incarnation: number): Promise<void> {
     await this.store.setIfAbsent(revokedKeyOf(session, incarnation), '1', MAX_RETENTION_MS);

@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
 import { canonicalDigest } from '@apphost/canonical-json';
-import { AppHostError, type GovernedDecideConfirmation, type ParsedRequestOf, type RunToolBatchResponse } from '@apphost/contracts';
+import { AppHostError, LifecycleGetSession, type GovernedDecideConfirmation, type ParsedRequestOf, type RunToolBatchResponse } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
 import { batchEvent, describeFailure, type PlannedCall } from '../tool-batches/batch-plan';
 import { BATCH_LOGGER } from '../governed.tokens';
 import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../calls/call-pipeline';
 import { declarationDigest } from './confirmation-gate';
 import { ConfirmationPermits, type Permit } from './confirmation-permits';
+import { classifyFailure, ExecutionMark } from '../calls/outcome-classification';
+import { missingPermitError } from './permit-loss';
 
 type DecideRequest = ParsedRequestOf<typeof GovernedDecideConfirmation>;
 
@@ -21,12 +24,13 @@ export class ConfirmationService {
   constructor(
     @Inject(CallPipeline) private readonly pipeline: CallPipeline,
     @Inject(ConfirmationPermits) private readonly permits: ConfirmationPermits,
+    @Inject(BusClient) private readonly bus: BusClient,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
   ) {}
 
   async decide(request: DecideRequest): Promise<RunToolBatchResponse> {
     const permit = await this.permits.take(request.session, request.principal, request.confirmationId);
-    if (!permit) throw new AppHostError('NOT_FOUND', 'no pending confirmation with this id in this session (already decided, or never issued)');
+    if (!permit) throw await this.whyNoPermit(request);
     const args = JSON.parse(permit.arguments) as Record<string, unknown>;
     if (canonicalDigest('confirmation-arguments', args) !== permit.argumentsDigest)
       throw new AppHostError('FAILED_PRECONDITION', 'the confirmation permit failed its integrity check; nothing ran');
@@ -35,11 +39,28 @@ export class ConfirmationService {
     if ((await this.pipeline.activeIncarnation(request.session)) !== permit.incarnation) throw new AppHostError('NOT_FOUND', 'session not found');
 
     const call: PlannedCall = { index: 0, functionCallId: permit.functionCallId, tool: permit.tool, arguments: args };
+    const mark = new ExecutionMark();
+    try {
+      return await this.decideTaken(request, permit, call, mark);
+    } catch (error) {
+      throw classifyFailure(error, mark);
+    }
+  }
+
+  /** NOT_FOUND, unless the ledger proves the permit was issued and is undecided but gone (`missingPermitError`). */
+  private async whyNoPermit(request: DecideRequest): Promise<AppHostError> {
+    const notFound = new AppHostError('NOT_FOUND', 'no pending confirmation with this id in this session (already decided, or never issued)');
+    const view = await this.bus.request(LifecycleGetSession, { session: request.session });
+    if (view.state !== 'ACTIVE' || (await this.permits.explains(request.session, view.incarnation, request.confirmationId))) return notFound;
+    return missingPermitError(this.bus, request.session, view.incarnation, request.confirmationId);
+  }
+
+  private async decideTaken(request: DecideRequest, permit: Permit, call: PlannedCall, mark: ExecutionMark): Promise<RunToolBatchResponse> {
     let outcome: Outcome;
     if (Date.parse(permit.expiresAt) <= this.permits.now())
       outcome = failedOutcome(call, 'CONFIRMATION_EXPIRED', 'The user did not decide in time, so this call did not run. Ask again if it is still needed.');
     else if (!request.confirmed) outcome = failedOutcome(call, 'CONFIRMATION_DENIED', 'The user declined this call, so it did not run.');
-    else outcome = await this.runApproved(request, permit, call);
+    else outcome = await this.runApproved(request, permit, call, mark);
     this.logger.info(
       {
         session: request.session.sessionId,
@@ -61,7 +82,7 @@ export class ConfirmationService {
   }
 
   /** A fresh classification of the one call; it runs only if what the permit was bound to still holds. */
-  private async runApproved(request: DecideRequest, permit: Permit, call: PlannedCall): Promise<Outcome> {
+  private async runApproved(request: DecideRequest, permit: Permit, call: PlannedCall, mark: ExecutionMark): Promise<Outcome> {
     let admission;
     try {
       admission = await this.pipeline.admit(
@@ -95,6 +116,7 @@ export class ConfirmationService {
       invocationId: permit.invocationId,
       operationId: randomUUID(),
       snapshotId: snapshot.snapshotId,
+      mark,
     };
     return this.pipeline.execute(admitted, listing, ctx);
   }

@@ -28,8 +28,8 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     redis.disconnect();
   });
 
-  beforeEach(() => {
-    plane.reset();
+  beforeEach(async () => {
+    await plane.reset();
     evaluations.mockClear();
     clock.mockRestore();
     clock = jest.spyOn(plane.service.running.app.get(ConfirmationPermits), 'now');
@@ -42,8 +42,8 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     plane.service.client.request(GovernedRunToolBatch, { principal, session, invocationId: 'inv', calls }, { timeoutMs: 20_000 });
   const decide = (confirmationId: string, confirmed: boolean, key = session) =>
     plane.service.client.request(GovernedDecideConfirmation, { principal, session: key, confirmationId, confirmed }, { timeoutMs: 20_000 });
-  const held = async (args: Record<string, unknown> = { amount: 5 }): Promise<RunToolBatchResponse> => {
-    const res = await run([{ functionCallId: 'g', tool: 'guarded', arguments: args }]);
+  const held = async (args: Record<string, unknown> = { amount: 5 }, functionCallId = 'g'): Promise<RunToolBatchResponse> => {
+    const res = await run([{ functionCallId, tool: 'guarded', arguments: args }]);
     expect(res.confirmations).toHaveLength(1);
     state.log.length = 0;
     return res;
@@ -154,8 +154,8 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
   });
 
   it("the deletion cascade: revoke makes the incarnation's permits undecidable, purge deletes them from Redis; a later incarnation's permit is untouched", async () => {
-    const first = (await held({ amount: 1 })).confirmations[0].confirmationId;
-    const second = (await held({ amount: 2 })).confirmations[0].confirmationId;
+    const first = (await held({ amount: 1 }, 'g1')).confirmations[0].confirmationId;
+    const second = (await held({ amount: 2 }, 'g2')).confirmations[0].confirmationId;
     state.incarnation = 4;
     const later = (await held({ amount: 4 })).confirmations[0].confirmationId;
     for (const id of [first, second, later]) expect(await permitKeys(id)).toHaveLength(1);

@@ -5,15 +5,18 @@ import {
   ConnCallTool,
   ConnListTools,
   LifecycleAppendEvents,
+  LifecycleFindCallEvent,
   LifecycleGetSession,
   RegistryGetToolset,
   SealedCommit,
   SealedCreate,
+  SealedResultStoreDescribe,
   type BoundToolHandle,
   type LedgerEventInput,
   type ParsedRequestOf,
 } from '@apphost/contracts';
-import { bootService, startPrivateNats, uniquePrefix, type ServiceUnderTest, connectTestTransport } from '@apphost/testing';
+import Redis from 'ioredis';
+import { bootService, startPrivateNats, uniquePrefix, type ServiceUnderTest, connectTestTransport, TEST_REDIS_URL } from '@apphost/testing';
 import { governedOperationsService } from '../service';
 
 /**
@@ -72,7 +75,13 @@ export interface FakeState {
   created: ParsedRequestOf<typeof SealedCreate>[];
   committed: ParsedRequestOf<typeof SealedCommit>[];
   callArgs: unknown[];
-  failures: { append?: AppHostError; create?: AppHostError };
+  /**
+   * Injected failures: `create` fails every seal (`createTimes`: only that many, then seals succeed), `describe`
+   * is the sealed store's readiness probe.
+   */
+  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError };
+  /** Pauses every tool call until it resolves (a batch held in flight). */
+  callGate?: Promise<void>;
   /** Binding revisions that differ from the default `v1.k1.abcd`, by toolset. */
   revisions: Record<string, string>;
   /** The session's current incarnation (a recreated session has a higher one). */
@@ -82,13 +91,16 @@ export interface FakeState {
 export interface FakePlane {
   state: FakeState;
   service: ServiceUnderTest;
-  reset(): void;
+  /** Clears what the fakes saw and the service's call-id claims (each test is a fresh turn). */
+  reset(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export async function startFakePlane(env: Record<string, string> = {}): Promise<FakePlane> {
   const state: FakeState = { log: [], appended: [], created: [], committed: [], callArgs: [], failures: {}, revisions: {}, incarnation: 3 };
   let records = 0;
+  // Which session incarnation each appended event belongs to (`state.appended` is in the same order).
+  const ledgerScopes: { sessionId: string; incarnation: number }[] = [];
   const nats = await startPrivateNats();
   const transport = await connectTestTransport('fakes', { natsUrl: nats.url });
   const fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
@@ -141,9 +153,10 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   });
   fakes.register(
     ConnCallTool,
-    (r) => {
+    async (r) => {
       state.log.push(`call:${r.name}`);
       state.callArgs.push(r.arguments);
+      await state.callGate;
       if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
       return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
     },
@@ -166,7 +179,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   );
   fakes.register(SealedCreate, (r) => {
     state.log.push(`seal:${r.scope.functionCallId}`);
-    if (state.failures.create) throw state.failures.create;
+    if (state.failures.create && (state.failures.createTimes === undefined || state.failures.createTimes-- > 0)) throw state.failures.create;
     state.created.push(r);
     return { ref: { recordId: `rec${String(++records).padStart(19, '0')}`, schemaVersion: 1 }, state: 'PENDING' as const, created: true };
   });
@@ -174,8 +187,44 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     state.log.push('append');
     if (state.failures.append) throw state.failures.append;
     state.appended.push(...r.events);
+    for (const _ of r.events) ledgerScopes.push({ sessionId: r.session.sessionId, incarnation: r.incarnation });
     if (r.provenance.path !== 'user-turn') throw new AppHostError('INVALID_ARGUMENT', `unexpected provenance ${r.provenance.path}`);
     return { incarnation: r.incarnation, eventIds: [41 + state.appended.length] };
+  });
+  fakes.register(LifecycleFindCallEvent, (r) => {
+    const found = state.appended
+      .map((event, i) => ({ event, eventId: 42 + i }))
+      .find(
+        ({ event, eventId }) =>
+          eventId > r.afterEventId &&
+          ledgerScopes[eventId - 42]?.sessionId === r.session.sessionId &&
+          ledgerScopes[eventId - 42]?.incarnation === r.incarnation &&
+          (r.invocationId === undefined || event.invocationId === r.invocationId) &&
+          (r.answering === 'response' ? event.functionResponses : event.functionCalls)?.some((c) => c.id === r.callId),
+      );
+    if (!found) return { event: null };
+    const { event, eventId } = found;
+    return {
+      event: {
+        eventId,
+        invocationId: event.invocationId ?? null,
+        functionCalls: event.functionCalls ?? [],
+        functionResponses: event.functionResponses ?? [],
+        widgets: event.widgets ?? [],
+        customMetadata: event.customMetadata ?? null,
+      },
+    };
+  });
+  fakes.register(SealedResultStoreDescribe, () => {
+    if (state.failures.describe) throw state.failures.describe;
+    return {
+      service: 'sealed-result-store' as const,
+      version: '0',
+      instanceId: 'fake-sealed',
+      transport: 'nats' as const,
+      startedAt: new Date().toISOString(),
+      stores: [{ kind: 'postgres' as const, name: 'sealed', ready: true }],
+    };
   });
   fakes.register(SealedCommit, (r) => {
     state.log.push(`commit:${r.key.functionCallId}`);
@@ -184,13 +233,31 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   });
   fakes.start();
   await fakes.ready();
-  const service = await bootService(governedOperationsService, uniquePrefix(), { NATS_URL: nats.url, ...env });
+  const prefix = uniquePrefix();
+  const service = await bootService(governedOperationsService, prefix, { NATS_URL: nats.url, ...env });
+  const redis = new Redis(env['REDIS_URL'] ?? TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   return {
     state,
     service,
-    reset: () => Object.assign(state, { log: [], appended: [], created: [], committed: [], callArgs: [], failures: {}, revisions: {}, incarnation: 3 }),
+    reset: async () => {
+      Object.assign(state, {
+        log: [],
+        appended: [],
+        created: [],
+        committed: [],
+        callArgs: [],
+        failures: {},
+        revisions: {},
+        incarnation: 3,
+        callGate: undefined,
+      });
+      if (redis.status === 'wait') await redis.connect();
+      const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
+      if (claims.length > 0) await redis.del(...claims);
+    },
     stop: async () => {
       await service.stop();
+      redis.disconnect();
       await fakes.stop(100);
       await transport.close();
       await nats.stop();

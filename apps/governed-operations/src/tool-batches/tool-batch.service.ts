@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
 import {
   type GovernedRunToolBatch,
   type LedgerEventInput,
@@ -10,9 +11,14 @@ import {
 } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
 import { CONFIRMATION_REQUIRED_MESSAGE, ConfirmationGate, requestConfirmationCall } from '../confirmation/confirmation-gate';
-import { batchEvent, mixedBatchEvent, planCalls } from './batch-plan';
-import { BATCH_LOGGER } from '../governed.tokens';
+import { batchEvent, mixedBatchEvent, planCalls, type PlannedCall } from './batch-plan';
+import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../calls/call-pipeline';
+import { admitArguments } from '@apphost/policy';
+import { ExecutionMark } from '../calls/outcome-classification';
+import { requireSealedStore } from '../calls/store-admission';
+import type { BatchConfig } from '../governed.config';
+import { BatchReplay, replayDigest, replayMetadata } from './batch-replay';
 
 type RunRequest = ParsedRequestOf<typeof GovernedRunToolBatch>;
 
@@ -26,13 +32,40 @@ export class ToolBatchService {
   constructor(
     @Inject(CallPipeline) private readonly pipeline: CallPipeline,
     @Inject(ConfirmationGate) private readonly confirmations: ConfirmationGate,
+    @Inject(BatchReplay) private readonly replay: BatchReplay,
+    @Inject(BusClient) private readonly bus: BusClient,
+    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
   ) {}
 
+  /**
+   * Admission of the arguments and the replay gate come first: a retried batch gets its own event back and
+   * nothing runs again; errors are classified by whether a call had started (see `outcome-classification.ts`).
+   */
   async run(request: RunRequest): Promise<RunToolBatchResponse> {
+    admitArguments(request.calls);
     const calls = planCalls(request.invocationId, request.calls);
     const key = request.session;
     const incarnation = await this.pipeline.activeIncarnation(key);
+    const digest = replayDigest(request.invocationId, calls);
+    const operationId = randomUUID();
+    const gate = await this.replay.enter({ session: key, incarnation, invocationId: request.invocationId }, calls, digest, operationId);
+    if ('retained' in gate) return gate.retained;
+    const mark = new ExecutionMark();
+    try {
+      return await this.runClaimed(request, calls, incarnation, { digest, operationId, mark });
+    } catch (error) {
+      throw await gate.claimed.settle(error, mark);
+    }
+  }
+
+  private async runClaimed(
+    request: RunRequest,
+    calls: PlannedCall[],
+    incarnation: number,
+    run: { digest: string; operationId: string; mark: ExecutionMark },
+  ): Promise<RunToolBatchResponse> {
+    const key = request.session;
     const { snapshot, admitted, unreachable } = await this.pipeline.admit({ principal: request.principal, key, incarnation }, request.toolsets, calls);
 
     // Mixed batches are rejected only under a bound profile: profile-less UI calls keep the legacy behaviour.
@@ -41,14 +74,23 @@ export class ToolBatchService {
         { session: key.sessionId, invocationId: request.invocationId, calls: calls.length, snapshotId: snapshot.snapshotId },
         'mixed batch rejected before any call',
       );
-      const event = mixedBatchEvent(AUTHOR, request.invocationId, calls);
+      const event = { ...mixedBatchEvent(AUTHOR, request.invocationId, calls), customMetadata: replayMetadata(run.digest) };
       const eventId = await this.pipeline.append(key, incarnation, event);
       return { eventId, incarnation, rejection: 'MIXED_BATCH', functionResponses: toResponses(event), widgets: [], confirmations: [] };
     }
 
-    const ctx: CallContext = { key, incarnation, invocationId: request.invocationId, operationId: randomUUID(), snapshotId: snapshot.snapshotId };
-    // Permits first: if one cannot be stored, the batch fails before any call has run.
+    const ctx: CallContext = {
+      key,
+      incarnation,
+      invocationId: request.invocationId,
+      operationId: run.operationId,
+      snapshotId: snapshot.snapshotId,
+      mark: run.mark,
+    };
+    // Permits and the stores the calls need first: if one is unavailable, the batch fails before any call has run.
     const held = admitted.filter((a) => this.confirmations.holds(a));
+    if (admitted.some((a) => !held.includes(a) && a.uiAssociated && a.toolset.bindingRevision !== null))
+      await requireSealedStore(this.bus, this.config.storeTimeoutMs);
     const confirmations: PendingConfirmation[] = await Promise.all(held.map((a) => this.confirmations.issue(a, ctx, request.principal, request.toolsets)));
     const toRun = admitted.filter((a) => !held.includes(a));
     const listings = toRun.length > 0 ? await this.pipeline.relist(toRun.map((a) => a.handle)) : new Map();
@@ -65,7 +107,10 @@ export class ToolBatchService {
 
     const responses = outcomes.map((o) => o.response);
     const widgets = outcomes.flatMap((o) => (o.widget ? [o.widget] : []));
-    const event = batchEvent(AUTHOR, request.invocationId, responses, widgets, confirmations.map(requestConfirmationCall));
+    const event = {
+      ...batchEvent(AUTHOR, request.invocationId, responses, widgets, confirmations.map(requestConfirmationCall)),
+      customMetadata: replayMetadata(run.digest),
+    };
     const eventId = await this.pipeline.appendAndCommit(ctx, event, outcomes);
     return { eventId, incarnation, rejection: null, functionResponses: responses, widgets, confirmations };
   }

@@ -5,6 +5,9 @@ import type { GovernedFaultPoint } from '../governed.faults';
 import { principal, session, startFakePlane, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { MIXED_BATCH_MESSAGE, planCalls } from './batch-plan';
 
+/** What names the batch on its event (the replay identity its retries are matched against). */
+const REPLAY_METADATA = { apphostToolBatch: { replayDigest: expect.stringMatching(/^[0-9a-f]{64}$/) } };
+
 describe('governed-operations run-tool-batch (fake collaborators on a private NATS)', () => {
   let plane: FakePlane;
   let state: FakeState;
@@ -80,6 +83,7 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
         author: 'apphost',
         invocationId: 'inv',
         functionResponses: res.functionResponses.map((r) => ({ id: r.functionCallId, name: r.name, response: r.response })),
+        customMetadata: REPLAY_METADATA,
       },
     ]);
   });
@@ -93,7 +97,11 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
 
   it('a failure after sealing and before the append: the batch fails, nothing is committed (the PENDING record is left to GC)', async () => {
     state.failures.append = new AppHostError('FAILED_PRECONDITION', 'stale', { details: { reason: 'STALE_INCARNATION' } });
-    await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({ code: 'FAILED_PRECONDITION' });
+    // The tool ran: the caller is told so, not handed the store's code.
+    await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      details: { reason: 'EXECUTED_NOT_RECORDED', cause: 'FAILED_PRECONDITION' },
+    });
     expect([...state.log.slice(0, 2), ...state.log.slice(2, 4).sort(), ...state.log.slice(4)]).toEqual([
       'get-session',
       'classify',
@@ -145,6 +153,7 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
       invocationId: 'inv',
       functionResponses: [{ id: 'l', name: 'legacy-widget', response: TOOLS['legacy-widget'].result() }],
       widgets: res.widgets,
+      customMetadata: REPLAY_METADATA,
     });
     expect(state.created).toEqual([]);
     expect(state.committed).toEqual([]);
@@ -177,7 +186,10 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
   it('a failure at the fault point before the append: nothing is appended or committed (the PENDING record is left to GC)', async () => {
     const faults = plane.service.running.app.get<FaultPoints<GovernedFaultPoint>>(FAULT_POINTS);
     faults.arm('batch.before-append');
-    await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({ code: 'INTERNAL' });
+    await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({
+      code: 'OUTCOME_UNKNOWN',
+      details: { reason: 'EXECUTED_NOT_RECORDED' },
+    });
     expect(state.log).toContain('seal:w');
     expect(state.log).not.toContain('append');
     expect(state.committed).toEqual([]);

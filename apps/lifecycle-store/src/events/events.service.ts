@@ -59,7 +59,7 @@ async function diagnose(deps: EventsDeps, key: SessionKey, incarnation: number, 
 }
 
 /** App operations need the current ACTIVE(n): CREATING denies them, anything else is a stale incarnation. */
-function admissible(record: LifecycleRecord, incarnation: number): void {
+export function admissible(record: LifecycleRecord, incarnation: number): void {
   if (record.incarnation === incarnation && record.state === 'ACTIVE') return;
   if (record.incarnation === incarnation && record.state === 'CREATING') {
     throw failedPrecondition('SESSION_CREATING', `session ${record.key.sessionId} is still being created`, {

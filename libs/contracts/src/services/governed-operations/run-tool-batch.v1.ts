@@ -20,7 +20,8 @@ export const toolBatchErrorSchema = z.strictObject({
   /**
    * `MIXED_BATCH`, `CONFIRMATION_REQUIRED` (not run yet), `CONFIRMATION_DENIED`, `CONFIRMATION_EXPIRED`,
    * `CONFIRMATION_STALE`, `TOOL_DRIFT`, `RESULT_INVALID`, `RESULT_TOO_LARGE`, `INPUT_REQUIRED_UNSUPPORTED`,
-   * `SEAL_FAILED`, or the error code of the failed call.
+   * `EXECUTED_NOT_SEALED` (the tool ran, its UI result could not be sealed: do not call it again blindly), or the
+   * error code of the failed call.
    */
   code: z.string().min(1).max(64),
   message: z.string().max(1024),
@@ -77,7 +78,14 @@ export type RunToolBatchResponse = z.infer<typeof runToolBatchResponseSchema>;
  * retry); results are validated; UI results of profile-bound toolsets are sealed PENDING and ONE event is appended
  * (projections + descriptors with their own `sealedResultRef`, or the legacy payload and the result unchanged for a
  * `MODEL_ONLY` toolset) and the references are committed. Function-call ids must be unique (INVALID_ARGUMENT); a call naming a tool outside the
- * catalog fails the whole batch (FAILED_PRECONDITION from catalog-policy) with no event.
+ * catalog fails the whole batch (FAILED_PRECONDITION from catalog-policy) with no event. Arguments that are not
+ * canonical I-JSON within the limits are INVALID_ARGUMENT (`ARGUMENTS_NOT_CANONICAL`) before anything runs.
+ *
+ * One execution per call: the same `invocationId` + function-call ids on the same incarnation answer the batch's
+ * own (first) event again, nothing re-runs; other calls under those ids are CONFLICT (`CALL_ID_REUSED`); a
+ * duplicate of a batch still running waits for its event until the deadline, then OUTCOME_UNKNOWN
+ * (`CALL_IN_FLIGHT`). Errors before any call ran keep the store's code (UNAVAILABLE: nothing ran, retry); a
+ * failure to record the event after a call ran is OUTCOME_UNKNOWN (`EXECUTED_NOT_RECORDED`).
  */
 export const GovernedRunToolBatch = defineContract({
   service: 'governed-operations',
@@ -92,5 +100,5 @@ export const GovernedRunToolBatch = defineContract({
     toolsets: z.array(toolsetSelectionSchema).min(1).max(32).optional(),
   }),
   response: runToolBatchResponseSchema,
-  errors: ['INVALID_ARGUMENT', 'NOT_FOUND', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED', 'UNAVAILABLE'],
+  errors: ['INVALID_ARGUMENT', 'NOT_FOUND', 'CONFLICT', 'FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED', 'OUTCOME_UNKNOWN', 'UNAVAILABLE'],
 });

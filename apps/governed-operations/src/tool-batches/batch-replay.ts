@@ -1,0 +1,134 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Inject, Injectable } from '@nestjs/common';
+import { BusClient, RequestContexts } from '@apphost/bus';
+import { canonicalDigest } from '@apphost/canonical-json';
+import {
+  AppHostError,
+  GovernedReasons,
+  LifecycleFindCallEvent,
+  type PendingConfirmation,
+  type ResponseOf,
+  type RunToolBatchResponse,
+} from '@apphost/contracts';
+import { CallClaims, type ClaimScope } from '../calls/call-claims';
+import { classifyFailure, type ExecutionMark } from '../calls/outcome-classification';
+import { REQUEST_CONFIRMATION_TOOL } from '../confirmation/confirmation-gate';
+import type { BatchConfig } from '../governed.config';
+import { BATCH_CONFIG } from '../governed.tokens';
+import type { PlannedCall } from './batch-plan';
+
+type FoundEvent = NonNullable<ResponseOf<typeof LifecycleFindCallEvent>['event']>;
+
+/** The `customMetadata` member of a batch's event that names the batch it answers. */
+export const REPLAY_METADATA_KEY = 'apphostToolBatch';
+
+/** The identity of a batch: its invocation and its calls (ids, tools, canonical arguments). */
+export function replayDigest(invocationId: string, calls: readonly PlannedCall[]): string {
+  return canonicalDigest('replay-identity', {
+    kind: 'apphost.tool-batch.v1',
+    invocationId,
+    calls: calls.map((c) => ({ functionCallId: c.functionCallId, tool: c.tool, arguments: c.arguments })),
+  });
+}
+
+export const replayMetadata = (digest: string): Record<string, unknown> => ({ [REPLAY_METADATA_KEY]: { replayDigest: digest } });
+
+/** Either the retained answer of an earlier run of the same batch, or this run's claim on its call ids. */
+export type ReplayGate = { retained: RunToolBatchResponse } | { claimed: { settle(error: unknown, mark: ExecutionMark): Promise<unknown> } };
+
+const POLL_FIRST_MS = 25;
+const POLL_MAX_MS = 500;
+
+/**
+ * One execution per call. The ledger is the record: a batch already answered by an event of this incarnation
+ * (the first event answering its first call id in its invocation) gets that event back, and nothing runs. Else
+ * the batch claims its call ids (`CallClaims`); a duplicate still in flight waits for the event until the
+ * request deadline (`GOVERNED_DUPLICATE_IN_FLIGHT=wait`, the default) or is answered at once
+ * (`reject`), OUTCOME_UNKNOWN (`CALL_IN_FLIGHT`) either way if no event came. Different calls under the same ids
+ * are CONFLICT (`CALL_ID_REUSED`).
+ */
+@Injectable()
+export class BatchReplay {
+  constructor(
+    @Inject(BusClient) private readonly bus: BusClient,
+    @Inject(CallClaims) private readonly claims: CallClaims,
+    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
+  ) {}
+
+  async enter(scope: ClaimScope, calls: readonly PlannedCall[], digest: string, owner: string): Promise<ReplayGate> {
+    const earlier = await this.retained(scope, calls, digest);
+    if (earlier) return { retained: earlier };
+    const ids = calls.map((c) => c.functionCallId);
+    const claim = await this.claims.claim(scope, ids, digest, owner);
+    if (claim.kind === 'conflict') throw reused();
+    if (claim.kind === 'in-flight') return { retained: await this.awaitEvent(scope, calls, digest) };
+    return {
+      claimed: {
+        // Before any call ran the claim is released (a retry runs the batch); after, it stays (a retry never re-runs).
+        // A release that fails leaves the claim to lapse at its TTL; the caller still gets the original error.
+        settle: async (error, mark) => {
+          if (!mark.started) await this.claims.release(scope, ids, digest, owner).catch(() => undefined);
+          return classifyFailure(error, mark);
+        },
+      },
+    };
+  }
+
+  private async awaitEvent(scope: ClaimScope, calls: readonly PlannedCall[], digest: string): Promise<RunToolBatchResponse> {
+    for (let pause = POLL_FIRST_MS; this.config.duplicateInFlight === 'wait'; pause = Math.min(pause * 2, POLL_MAX_MS)) {
+      const remaining = RequestContexts.remainingMs() ?? 0;
+      // Leave time to answer before the caller's deadline.
+      if (remaining <= pause + POLL_MAX_MS) break;
+      await sleep(pause);
+      const found = await this.retained(scope, calls, digest);
+      if (found) return found;
+    }
+    throw new AppHostError('OUTCOME_UNKNOWN', 'the same batch is still running (or stopped before recording its event); it is not run again', {
+      details: GovernedReasons.details('CALL_IN_FLIGHT', { invocationId: scope.invocationId }),
+    });
+  }
+
+  private async retained(scope: ClaimScope, calls: readonly PlannedCall[], digest: string): Promise<RunToolBatchResponse | null> {
+    const { event } = await this.bus.request(LifecycleFindCallEvent, {
+      session: scope.session,
+      incarnation: scope.incarnation,
+      callId: calls[0].functionCallId,
+      answering: 'response',
+      invocationId: scope.invocationId,
+    });
+    if (!event) return null;
+    if (recordedDigest(event) !== digest) throw reused();
+    return toResponse(event, scope.incarnation);
+  }
+}
+
+function reused(): AppHostError {
+  return new AppHostError('CONFLICT', 'these invocation and function-call ids already name other calls; nothing ran', {
+    details: GovernedReasons.details('CALL_ID_REUSED'),
+  });
+}
+
+function recordedDigest(event: FoundEvent): string | null {
+  const meta = event.customMetadata?.[REPLAY_METADATA_KEY] as { replayDigest?: unknown } | undefined;
+  return typeof meta?.replayDigest === 'string' ? meta.replayDigest : null;
+}
+
+/** The batch's reply rebuilt from its event: the same responses, widgets and pending confirmations. */
+function toResponse(event: FoundEvent, incarnation: number): RunToolBatchResponse {
+  const functionResponses = event.functionResponses.map((r) => ({ functionCallId: r.id, name: r.name, response: r.response ?? {} }));
+  const mixed = functionResponses.every((r) => (r.response['error'] as { code?: string } | undefined)?.code === 'MIXED_BATCH');
+  const confirmations: PendingConfirmation[] = event.functionCalls
+    .filter((c) => c.name === REQUEST_CONFIRMATION_TOOL)
+    .map((c) => {
+      const args = c.args as { originalFunctionCall: { id: string; name: string; args: Record<string, unknown> }; expiresAt: string };
+      return {
+        confirmationId: c.id,
+        functionCallId: args.originalFunctionCall.id,
+        tool: args.originalFunctionCall.name,
+        arguments: args.originalFunctionCall.args,
+        argumentsDigest: canonicalDigest('confirmation-arguments', args.originalFunctionCall.args),
+        expiresAt: args.expiresAt,
+      };
+    });
+  return { eventId: event.eventId, incarnation, rejection: mixed ? 'MIXED_BATCH' : null, functionResponses, widgets: event.widgets, confirmations };
+}

@@ -1,0 +1,24 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BusHandler } from '@apphost/bus';
+import { LifecycleFindCallEvent, type ParsedRequestOf } from '@apphost/contracts';
+import { LifecycleMetrics } from '../metrics';
+import { LIFECYCLE_DATABASE } from '../lifecycle.tokens';
+import type { ServiceDatabase } from '@apphost/persistence';
+import { LifecycleRepository } from '../sessions/lifecycle.repository';
+import { CallEventLookupRepository } from './call-event-lookup.repository';
+import { findCallEvent } from './find-call-event';
+
+/** The ledger's call-id lookup (idempotent batch replay, proof that a confirmation was issued). */
+@Injectable()
+export class FindCallEventHandlers {
+  private readonly deps: Parameters<typeof findCallEvent>[0];
+
+  constructor(@Inject(LIFECYCLE_DATABASE) database: ServiceDatabase, @Inject(LifecycleMetrics) metrics: LifecycleMetrics) {
+    this.deps = { repo: new LifecycleRepository(database), metrics, lookup: new CallEventLookupRepository(database) };
+  }
+
+  @BusHandler(LifecycleFindCallEvent)
+  find(request: ParsedRequestOf<typeof LifecycleFindCallEvent>) {
+    return findCallEvent(this.deps, request);
+  }
+}
