@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { BusClient } from '@apphost/bus';
+import { BusClient, isNoResponders } from '@apphost/bus';
 import {
   AppHostError,
   RegistryReasons,
@@ -141,8 +141,7 @@ export class GenerationService {
     } catch (error) {
       // The directory still shows the owner alive (its lease has not lapsed) but nothing answers on its subject:
       // it crashed. Its generation is gone; it is never handed over before the lease lapses.
-      if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message))
-        throw generationGone(row.generationId, 'OWNER_GONE');
+      if (isNoResponders(error)) throw generationGone(row.generationId, 'OWNER_GONE');
       throw error;
     }
   }

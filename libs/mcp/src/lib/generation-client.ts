@@ -1,4 +1,4 @@
-import type { BusClient } from '@apphost/bus';
+import { isNoResponders, type BusClient } from '@apphost/bus';
 import { AppHostError, CONNECTION_GENERATION_GONE, ConnectionReasons, type BusContract, type RequestOf, type ResponseOf } from '@apphost/contracts';
 
 /** What a caller holds to address a connection generation (the registry's `acquire-generation` answer). */
@@ -24,7 +24,7 @@ export async function requestOnGeneration<C extends BusContract>(
   try {
     return await bus.request(contract, body, { instance: { id: address.ownerInstanceId, segment: 'conn' }, timeoutMs: options.timeoutMs });
   } catch (error) {
-    if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message)) {
+    if (isNoResponders(error)) {
       throw new AppHostError(
         'FAILED_PRECONDITION',
         `connection generation ${address.generationId} is gone: its owner ${address.ownerInstanceId} is not running`,
