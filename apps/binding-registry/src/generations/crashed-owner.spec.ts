@@ -114,9 +114,11 @@ it('SIGKILL the owner: typed invalidation at once, no claim before the lease lap
   );
 
   // Every caller of the old handle: typed, immediately.
+  // Transient for the caller: retryable, with a hint; its retry acquires again.
   expect(await expectAppError(call(handle, 'follow-up', { nonce }))).toMatchObject({
     code: 'FAILED_PRECONDITION',
-    details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE' },
+    retryable: true,
+    details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE', retryAfterMs: expect.any(Number) },
   });
   // Nothing was closed gracefully: the directory row is still LIVE under the dead owner's unexpired lease…
   const rowState = async () =>
@@ -129,7 +131,12 @@ it('SIGKILL the owner: typed invalidation at once, no claim before the lease lap
     )[0];
   expect(await rowState()).toMatchObject({ state: 'LIVE', close_reason: null });
   // …so the key cannot be claimed again yet: acquiring it is the same typed error, never a silent migration.
-  expect(await expectAppError(acquire(sessionId))).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
+  // It is transient: retryable, with the ownership lease as the hint of when a retry can claim it.
+  expect(await expectAppError(acquire(sessionId))).toMatchObject({
+    code: 'FAILED_PRECONDITION',
+    retryable: true,
+    details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE', retryAfterMs: expect.any(Number) },
+  });
   // The crashed owner's stdio server lost its parent's pipe and exited with it.
   await eventually(async () => (processAlive(mcpPid) ? undefined : true), 10_000);
 

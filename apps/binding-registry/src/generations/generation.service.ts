@@ -141,7 +141,7 @@ export class GenerationService {
     } catch (error) {
       // The directory still shows the owner alive (its lease has not lapsed) but nothing answers on its subject:
       // it crashed. Its generation is gone; it is never handed over before the lease lapses.
-      if (isNoResponders(error)) throw generationGone(row.generationId, 'OWNER_GONE');
+      if (isNoResponders(error)) throw generationGone(row.generationId, 'OWNER_GONE', this.config.instanceLeaseMs);
       throw error;
     }
   }

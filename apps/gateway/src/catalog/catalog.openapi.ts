@@ -28,11 +28,10 @@ export function catalogPaths(): Record<string, unknown> {
         ],
         responses: {
           '200': ok('The catalog', publicCatalogSchema),
-          '400': error('Invalid path or query'),
+          '400': error('Invalid path or query; or FAILED_PRECONDITION: discovery failed closed (a listing failed, or a connection generation is gone)'),
           '401': error('Missing or invalid bearer token'),
           '403': error('The token lacks the runtime scope'),
           '404': error('No such session for this principal'),
-          '412': error('Discovery failed closed (a listing failed, or a connection generation is gone)'),
           '429': error('A discovery bound was exceeded (no partial catalog)'),
           '504': error('Discovery took too long'),
         },

@@ -15,11 +15,12 @@ export function toolBatchPaths(): Record<string, unknown> {
         requestBody: { required: true, content: { 'application/json': { schema: json(toolBatchBodySchema, 'input') } } },
         responses: {
           '200': { description: 'The appended event', content: { 'application/json': { schema: json(toolBatchResultSchema, 'output') } } },
-          '400': error('Invalid path or body (including duplicate function-call ids)'),
+          '400': error(
+            'Invalid path or body (including duplicate function-call ids); or FAILED_PRECONDITION: a call names a tool outside the model catalog, or discovery failed closed; nothing ran',
+          ),
           '401': error('Missing or invalid bearer token'),
           '403': error('The token lacks the runtime scope'),
           '404': error('No such active session for this principal'),
-          '412': error('A call names a tool outside the model catalog, or discovery failed closed; nothing ran'),
           '429': error('A discovery bound was exceeded'),
           '504': error('The batch took too long'),
         },
