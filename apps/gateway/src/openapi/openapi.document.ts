@@ -47,7 +47,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'The process is alive' } } } },
       '/readyz': {
         get: {
-          summary: 'Readiness: the bus and every store answer',
+          summary: 'Readiness: the bus is connected and every service the gateway routes to answers (listed per service in `services`)',
           security: [],
           responses: { '200': { description: 'Ready' }, '503': { description: 'Not ready' } },
         },
