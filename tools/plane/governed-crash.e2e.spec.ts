@@ -45,7 +45,11 @@ describe('a governed-operations crash mid-batch', () => {
       LOG_LEVEL: 'warn',
     });
     const definitions = loadServiceDefinitions();
-    const byName = (name: string) => definitions.find((d) => d.name === name)!;
+    const byName = (name: string) => {
+      const definition = definitions.find((d) => d.name === name);
+      if (!definition) throw new Error(`no service definition named ${name}`);
+      return definition;
+    };
     plane = await bootServices(
       prefix,
       {
