@@ -136,11 +136,24 @@ describe('gateway readiness reflects the bus and the services it routes to', () 
     }
   });
 
-  it('is not ready, at once, when NATS is down', async () => {
+  it('is not ready, at once, when NATS is down; a bus-backed route answers 503 UNAVAILABLE at once', async () => {
     await nats.stop();
     await eventually(async () => !gateway.transport.isConnected(), 5000, 20);
     const down = await readiness();
     expect(down.status).toBe(503);
     expect(down.body).toMatchObject({ ready: false, bus: false });
+
+    // A bus-backed route answers at once: the request was never sent, so it is UNAVAILABLE (retry), not "may have run".
+    const token = fs.readFileSync(env.AUTH_DEV_TOKEN_FILE, 'utf8').trim();
+    const started = performance.now();
+    const res = await fetch(`${base}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ appName: 'app' }),
+    });
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(res.status).toBe(503);
+    const { error } = (await res.json()) as { error: { code: string; retryable: boolean; message: string } };
+    expect(error).toMatchObject({ code: 'UNAVAILABLE', retryable: true, message: 'the bus is disconnected; the request to lifecycle-store was not sent' });
   });
 });
