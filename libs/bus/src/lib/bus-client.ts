@@ -32,7 +32,7 @@ export interface BusRequestOptions {
 /**
  * The typed request side of the bus. The request being served (`RequestContexts`) carries over by itself: its
  * correlation id, its deadline (which bounds every timeout) and its span. Every request has a timeout; failures are always an `AppHostError`:
- * UNAVAILABLE (no responder, not executed), OUTCOME_UNKNOWN (timed out, may have run), PAYLOAD_TOO_LARGE
+ * UNAVAILABLE (no responder, or the connection down: not executed), OUTCOME_UNKNOWN (timed out, may have run), PAYLOAD_TOO_LARGE
  * (nothing published), DEADLINE_EXCEEDED (parent deadline already passed, nothing published), or the
  * handler's own error envelope unchanged.
  */
