@@ -262,7 +262,7 @@ describe('export in the plane', () => {
     expect(oldIncarnation.text).not.toContain(t.nonce);
     // The released retry of the old incarnation is re-checked and denied (final).
     const retry = await exportOf(t, 'op-recreate-1');
-    expect(retry.status).toBe(412);
+    expect(retry.status).toBe(400);
     expect(retry.body.error.details.reason).toBe('STALE_INCARNATION');
     const audit = await rows('nonce-app', 'x-recreate');
     expect(audit.find((r) => r.operationId === 'op-recreate-1')).toMatchObject({ status: 'denied', releaseCount: 1, incarnation: 1 });
@@ -270,7 +270,7 @@ describe('export in the plane', () => {
 
   it.each([
     ['delete', 404, 'SESSION_NOT_ACTIVE'],
-    ['recreate', 412, 'STALE_INCARNATION'],
+    ['recreate', 400, 'STALE_INCARNATION'],
   ])('a session %s landing after the store load, before release, is denied and releases nothing', async (kind, status, reason) => {
     const sessionId = `x-race-${kind}`;
     const t = await sealedCall('nonce-app', sessionId);
@@ -294,7 +294,7 @@ describe('export in the plane', () => {
       () => services.registry.client.request(RegistryRevokeToolset, { toolsetId: 'revoked' }, { timeoutMs: 30_000 }),
       () => exportOf(t, 'op-revoke'),
     );
-    expect(res.status).toBe(412);
+    expect(res.status).toBe(400);
     expect(res.body.error.details.reason).toBe('NOT_PROFILE_BOUND');
     expect(res.text).not.toContain(t.nonce);
     expect((await rows('revoke-app', 'x-revoke'))[0]).toMatchObject({ status: 'denied', reason: 'NOT_PROFILE_BOUND', releaseCount: 0 });
@@ -431,12 +431,12 @@ describe('export in the plane', () => {
       () => services.registry.client.request(RegistryRotateKeys, {}),
       () => exportOf(t, 'op-rotate'),
     );
-    expect(res.status).toBe(412);
+    expect(res.status).toBe(400);
     expect(res.body.error.details.reason).toBe('BINDING_KEY_INVALID');
     expect(res.text).not.toContain(t.nonce);
     await new Promise((r) => setTimeout(r, VERIFY_WINDOW_MS + 500));
     const expired = await exportOf(t, 'op-rotate-expired');
-    expect(expired.status).toBe(412);
+    expect(expired.status).toBe(400);
     expect(expired.body.error.details.reason).toBe('BINDING_KEY_INVALID');
     expect(expired.text).not.toContain(t.nonce);
     expect((await rows('nonce-app', 'x-rotate')).map((r) => [r.operationId, r.status])).toEqual([

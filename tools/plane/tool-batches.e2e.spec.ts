@@ -378,7 +378,7 @@ describe('model tool batches in the plane', () => {
     expect((await events('nonce-app', 'b-del')).events).toEqual([]);
   }, 120_000);
 
-  it('refuses before anything runs: duplicate ids (400), a tool outside the catalog (412), an unknown session (404); no event', async () => {
+  it('refuses before anything runs: duplicate ids (400), a tool outside the catalog (400 FAILED_PRECONDITION), an unknown session (404); no event', async () => {
     await session('nonce-app', 'b-bad');
     const dup = await batch('b-bad', {
       appName: 'nonce-app',
@@ -391,9 +391,10 @@ describe('model tool batches in the plane', () => {
     expect(dup.status).toBe(400);
     expect(dup.body).toMatchObject({ error: { code: 'INVALID_ARGUMENT', details: { reason: 'DUPLICATE_FUNCTION_CALL_ID' } } });
     const unknown = await batch('b-bad', { appName: 'nonce-app', invocationId: 'i', calls: [{ tool: 'not-there', arguments: {} }] });
-    expect(unknown.status).toBe(412);
+    expect(unknown.status).toBe(400);
+    expect(unknown.body).toMatchObject({ error: { code: 'FAILED_PRECONDITION' } });
     // follow-up is app-only: not in the model catalog.
-    expect((await batch('b-bad', { appName: 'nonce-app', invocationId: 'i', calls: [{ tool: 'follow-up', arguments: { nonce: 'n' } }] })).status).toBe(412);
+    expect((await batch('b-bad', { appName: 'nonce-app', invocationId: 'i', calls: [{ tool: 'follow-up', arguments: { nonce: 'n' } }] })).status).toBe(400);
     expect((await batch('nope', { appName: 'nonce-app', invocationId: 'i', calls: [{ tool: 'whoami', arguments: {} }] })).status).toBe(404);
     expect((await batch('b-bad', { appName: 'nonce-app', invocationId: 'i', calls: [] })).status).toBe(400);
     expect((await events('nonce-app', 'b-bad')).events).toEqual([]);

@@ -226,7 +226,7 @@ describe('toolset health in the plane', () => {
       invocationId: 'inv-u',
       calls: [{ functionCallId: 'u', tool: 'nobody_has_this', arguments: {} }],
     });
-    expect(res.status).toBe(412);
-    expect(res.body).toMatchObject({ error: { details: { reason: 'TOOL_NOT_IN_CATALOG' } } });
+    expect(res.status).toBe(400);
+    expect(res.body).toMatchObject({ error: { code: 'FAILED_PRECONDITION', details: { reason: 'TOOL_NOT_IN_CATALOG' } } });
   });
 });

@@ -1,7 +1,16 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { bootService, serviceConformance, startPrivateNats, uniquePrefix, type PrivateNats, type ServiceUnderTest } from '@apphost/testing';
+import {
+  bootService,
+  eventually,
+  serviceConformance,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+  type PrivateNats,
+  type ServiceUnderTest,
+} from '@apphost/testing';
 import { gatewayService } from './service';
 
 const tokenDir = fs.mkdtempSync(path.join(os.tmpdir(), 'apphost-gateway-'));
@@ -66,5 +75,85 @@ describe('gateway v1 services view', () => {
       .router.stack.flatMap((layer) => (layer.route ? [layer.route.path.replace(/\/:([A-Za-z0-9_]+)/g, '/{$1}').replace(/\\:/g, ':')] : []));
     expect(served.length).toBeGreaterThanOrEqual(5);
     expect(Object.keys(doc.paths).sort()).toEqual([...new Set(served)].sort());
+  });
+});
+
+describe('gateway readiness reflects the bus and the services it routes to', () => {
+  const routed = gatewayService.routesTo ?? [];
+  let nats: PrivateNats;
+  let gateway: ServiceUnderTest;
+  let base: string;
+
+  async function readiness(): Promise<{ status: number; body: { ready: boolean; bus: boolean; services?: { service: string; ready: boolean }[] } }> {
+    const started = performance.now();
+    const res = await fetch(`${base}/readyz`);
+    // Inside the manifests' 2 s readiness probe timeout, whatever is down.
+    expect(performance.now() - started).toBeLessThan(2000);
+    return { status: res.status, body: (await res.json()) as never };
+  }
+
+  beforeAll(async () => {
+    nats = await startPrivateNats();
+    gateway = await bootService(gatewayService, uniquePrefix(), { ...env, NATS_URL: nats.url });
+    base = String(gateway.running.url).replace('[::1]', '127.0.0.1');
+  });
+
+  afterAll(async () => {
+    await gateway.stop();
+    await nats.stop();
+  });
+
+  it('routes to the five services behind its routes', () => {
+    expect([...routed].sort()).toEqual(['binding-registry', 'catalog-policy', 'export-audit', 'governed-operations', 'lifecycle-store']);
+  });
+
+  it('is not ready while one routed service does not answer, naming it; ready once all answer', async () => {
+    const allButExport = await startFakeProviders(
+      nats.url,
+      routed.filter((s) => s !== 'export-audit'),
+    );
+    try {
+      const missing = await readiness();
+      expect(missing.status).toBe(503);
+      expect(missing.body).toMatchObject({ ready: false, bus: true });
+      expect(missing.body.services?.filter((s) => !s.ready)).toEqual([
+        { service: 'export-audit', ready: false, error: { code: 'UNAVAILABLE', message: 'export-audit is unavailable; the request was not executed' } },
+      ]);
+      const exportAudit = await startFakeProviders(nats.url, ['export-audit']);
+      try {
+        // Answers are cached for a moment: probes never flood the bus.
+        const ready = await eventually(async () => {
+          const r = await readiness();
+          return r.status === 200 ? r : undefined;
+        }, 5000);
+        expect(ready.body).toMatchObject({ ready: true, bus: true });
+        expect(ready.body.services?.map((s) => s.service).sort()).toEqual([...routed].sort());
+      } finally {
+        await exportAudit.stop();
+      }
+    } finally {
+      await allButExport.stop();
+    }
+  });
+
+  it('is not ready, at once, when NATS is down; a bus-backed route answers 503 UNAVAILABLE at once', async () => {
+    await nats.stop();
+    await eventually(async () => !gateway.transport.isConnected(), 5000, 20);
+    const down = await readiness();
+    expect(down.status).toBe(503);
+    expect(down.body).toMatchObject({ ready: false, bus: false });
+
+    // A bus-backed route answers at once: the request was never sent, so it is UNAVAILABLE (retry), not "may have run".
+    const token = fs.readFileSync(env.AUTH_DEV_TOKEN_FILE, 'utf8').trim();
+    const started = performance.now();
+    const res = await fetch(`${base}/v1/sessions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ appName: 'app' }),
+    });
+    expect(performance.now() - started).toBeLessThan(500);
+    expect(res.status).toBe(503);
+    const { error } = (await res.json()) as { error: { code: string; retryable: boolean; message: string } };
+    expect(error).toMatchObject({ code: 'UNAVAILABLE', retryable: true, message: 'the bus is disconnected; the request to lifecycle-store was not sent' });
   });
 });

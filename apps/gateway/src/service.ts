@@ -6,6 +6,8 @@ import { GatewayModule } from './gateway.module';
 export const gatewayService = defineService({
   name: 'gateway',
   requires: [],
+  // Ready only while every service a route forwards to answers (sealed-result-store is reached only through them).
+  routesTo: ['binding-registry', 'catalog-policy', 'lifecycle-store', 'governed-operations', 'export-audit'],
   defaultHttpPort: 8080,
   config: authConfig,
   imports: async (context) => {

@@ -3,6 +3,7 @@ export * from './lib/logger';
 export * from './lib/metrics';
 export * from './lib/public.decorator';
 export * from './lib/readiness';
+export * from './lib/routed-services';
 export * from './lib/runtime.tokens';
 export * from './lib/service-definition';
 export * from './lib/service-app';

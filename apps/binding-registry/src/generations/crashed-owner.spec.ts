@@ -115,9 +115,11 @@ it('SIGKILL the owner: typed invalidation at once, then the next acquire claims 
   );
 
   // Every caller of the old handle: typed, immediately.
+  // Transient for the caller: retryable, with a hint; its retry acquires again.
   expect(await expectAppError(call(handle, 'follow-up', { nonce }))).toMatchObject({
     code: 'FAILED_PRECONDITION',
-    details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE' },
+    retryable: true,
+    details: { reason: 'CONNECTION_GENERATION_GONE', why: 'OWNER_GONE', retryAfterMs: expect.any(Number) },
   });
   // Nothing was closed gracefully: the directory row is still LIVE under the dead owner's unexpired lease.
   const rowState = async () =>

@@ -1,11 +1,10 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { BusClient } from '@apphost/bus';
+import { BusClient, isNoResponders } from '@apphost/bus';
 import { ConnCloseBinding, ConnEndSession, type SessionKey } from '@apphost/contracts';
 import { SERVICE_CONTEXT, type ServiceContext } from '@apphost/runtime';
 import { RegistryStoreAccess } from '../store/store-access';
 import { REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import { OwnedGenerations } from './owned-generations';
-import { ownerUnreachable } from './generation-errors';
 
 /** Fan-out to owners on their per-instance subjects: revocation closes a binding's generations, session deletion a session's. */
 @Injectable()
@@ -47,7 +46,7 @@ export class GenerationFanout {
         try {
           return (await this.bus.request(ConnEndSession, { session, incarnation }, { instance: { id: owner, segment: 'conn' } })).ended;
         } catch (err) {
-          if (!ownerUnreachable(err)) throw err;
+          if (!isNoResponders(err)) throw err;
           this.context.logger.warn({ err, owner }, 'session fan-out: the owner is gone, and its connections with it');
           return 0;
         }

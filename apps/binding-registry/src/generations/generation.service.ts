@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { BusClient } from '@apphost/bus';
+import { BusClient, isNoResponders } from '@apphost/bus';
 import {
   AppHostError,
   RegistryReasons,
@@ -26,7 +26,7 @@ import { policyOf, sharesOneConnection, type GenerationPolicy } from './generati
 import type { SessionScope } from './local-generations';
 import { OwnedGenerations } from './owned-generations';
 import { resolveTarget } from './target';
-import { generationGone, ownerUnreachable } from './generation-errors';
+import { generationGone } from './generation-errors';
 
 type AcquireRequest = ParsedRequestOf<typeof RegistryAcquireGeneration>;
 const CLAIM_ATTEMPTS = 3;
@@ -170,10 +170,10 @@ export class GenerationService {
     } catch (error) {
       // The directory still shows the owner alive (its lease has not lapsed) but nothing answers on its subject:
       // it crashed or left the bus. Its lease ends now, so every generation it owned counts as dead at once, and the
-      // owner, should it come back, fences itself instead of renewing (docs/decisions/0010).
-      if (ownerUnreachable(error)) {
+      // owner, should it come back, fences itself instead of renewing (docs/decisions/0010). A retry claims anew at once.
+      if (isNoResponders(error)) {
         await this.store.generations.endUnreachableOwner(row.ownerInstance, row.ownerIncarnation);
-        throw generationGone(row.generationId, 'OWNER_GONE');
+        throw generationGone(row.generationId, 'OWNER_GONE', 0);
       }
       throw error;
     }

@@ -23,6 +23,16 @@ class FailingController {
     throw new AppHostError('UNAVAILABLE', 'store unavailable');
   }
 
+  @Get('precondition')
+  precondition(): never {
+    throw new AppHostError('FAILED_PRECONDITION', 'the session is not active', { details: { reason: 'SESSION_NOT_ACTIVE' } });
+  }
+
+  @Get('in-progress')
+  inProgress(): never {
+    throw new AppHostError('CONFLICT', 'being created', { retryable: true, details: { reason: 'CREATE_IN_PROGRESS', retryAfterMs: 1500 } });
+  }
+
   @Get('nest-bad-request')
   badRequest(): never {
     throw new BadRequestException(['name must be a string']);
@@ -106,6 +116,21 @@ describe('HttpErrorFilter over HTTP', () => {
     const { status, body } = await request(`${url}/busy`);
     expect(status).toBe(503);
     expect(body).toEqual({ error: { code: 'UNAVAILABLE', message: 'store unavailable', retryable: true } });
+  });
+
+  it('maps FAILED_PRECONDITION to 400, as gRPC-to-HTTP mappings do (never 412)', async () => {
+    const { status, body } = await request(`${url}/precondition`);
+    expect(status).toBe(400);
+    expect(body.error).toMatchObject({ code: 'FAILED_PRECONDITION', retryable: false, details: { reason: 'SESSION_NOT_ACTIVE' } });
+  });
+
+  it('sets Retry-After (whole seconds, rounded up) for a retryable error with a retry hint, and not otherwise', async () => {
+    const hinted = await fetch(`${url}/in-progress`);
+    expect(hinted.status).toBe(409);
+    expect(hinted.headers.get('retry-after')).toBe('2');
+    expect(await hinted.json()).toMatchObject({ error: { code: 'CONFLICT', retryable: true, details: { retryAfterMs: 1500 } } });
+    expect((await fetch(`${url}/busy`)).headers.get('retry-after')).toBeNull();
+    expect((await fetch(`${url}/precondition`)).headers.get('retry-after')).toBeNull();
   });
 
   it('answers an unknown route with a 404 JSON envelope', async () => {

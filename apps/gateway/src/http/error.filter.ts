@@ -65,6 +65,8 @@ export class HttpErrorFilter implements ExceptionFilter {
       return;
     }
     response.setHeader(CORRELATION_ID_HEADER, correlationId);
+    const retryAfter = retryAfterSeconds(body.error);
+    if (retryAfter !== undefined) response.setHeader('Retry-After', String(retryAfter));
     response.status(status).json(body);
   }
 
@@ -104,6 +106,13 @@ function asClientError(exception: unknown): { code: ErrorCode; message: string; 
   // class-validator style pipes put a list of messages in `message`.
   if (Array.isArray(message)) return { code, message: 'invalid request', details: { issues: message.map(String) } };
   return { code, message: typeof message === 'string' && message ? message.slice(0, MAX_CLIENT_MESSAGE) : code.toLowerCase().replace(/_/g, ' ') };
+}
+
+/** `Retry-After` (whole seconds, at least 1) for a retryable error whose details carry a hint (`retryAfterMs`). */
+function retryAfterSeconds(error: ErrorEnvelope): number | undefined {
+  const hint = error.details?.['retryAfterMs'];
+  if (!error.retryable || typeof hint !== 'number' || !Number.isFinite(hint) || hint < 0) return undefined;
+  return Math.max(1, Math.ceil(hint / 1000));
 }
 
 function isExposedHttpError(value: unknown): value is Error & { status: number } {

@@ -47,7 +47,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/healthz': { get: { summary: 'Liveness', security: [], responses: { '200': { description: 'The process is alive' } } } },
       '/readyz': {
         get: {
-          summary: 'Readiness: the bus and every store answer',
+          summary: 'Readiness: the bus is connected and every service the gateway routes to answers (listed per service in `services`)',
           security: [],
           responses: { '200': { description: 'Ready' }, '503': { description: 'Not ready' } },
         },
@@ -104,7 +104,7 @@ function sessionPaths(): Record<string, unknown> {
           '201': { description: 'The session, ACTIVE at its new incarnation', ...ref('Session') },
           ...sessionErrors,
           '409': errorResponse('The id is taken: it exists, is being created by another operation, or is being deleted'),
-          '412': errorResponse('This creation was reclaimed (FENCE_RETIRED) or could not be activated'),
+          '400': errorResponse('Invalid path, query or body; or FAILED_PRECONDITION: this creation was reclaimed (FENCE_RETIRED) or could not be activated'),
         },
       },
     },
@@ -120,7 +120,7 @@ function sessionPaths(): Record<string, unknown> {
         responses: {
           '200': { description: 'The final state (DELETED)', ...ref('Session') },
           ...sessionErrors,
-          '412': errorResponse('The session is still being created'),
+          '400': errorResponse('Invalid path or query; or FAILED_PRECONDITION: the session is still being created'),
           '503': errorResponse('A cascade participant failed; progress is recorded and a retry resumes'),
         },
       },

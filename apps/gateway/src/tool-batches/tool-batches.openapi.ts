@@ -16,12 +16,11 @@ export function toolBatchPaths(): Record<string, unknown> {
         responses: {
           '200': { description: 'The appended event', content: { 'application/json': { schema: json(toolBatchResultSchema, 'output') } } },
           '400': error(
-            'Invalid path or body, nothing ran: duplicate function-call ids (DUPLICATE_FUNCTION_CALL_ID), or arguments that are not canonical I-JSON within the limits — a lone surrogate, a non-finite or unsafe number, too deep or too big (ARGUMENTS_NOT_CANONICAL)',
+            'Invalid path or body, nothing ran: a call names a tool outside the model catalog or discovery failed closed (FAILED_PRECONDITION); duplicate function-call ids (DUPLICATE_FUNCTION_CALL_ID), or arguments that are not canonical I-JSON within the limits — a lone surrogate, a non-finite or unsafe number, too deep or too big (ARGUMENTS_NOT_CANONICAL)',
           ),
           '401': error('Missing or invalid bearer token'),
           '403': error('The token lacks the runtime scope'),
           '404': error('No such active session for this principal'),
-          '412': error('A call names a tool outside the model catalog, or discovery failed closed; nothing ran'),
           '409': error('These invocation and function-call ids already name other calls (CALL_ID_REUSED); nothing ran'),
           '429': error('A discovery bound was exceeded'),
           '503': error('A store the batch needs (session ledger, sealed-result store, coordination store) is unavailable before anything ran; retry'),

@@ -105,7 +105,14 @@ function checkExpectedPrior(req: CreateRequest, record: LifecycleRecord | null):
 async function reclaimOrRefuse(deps: CreateDeps, record: LifecycleRecord, req: CreateRequest): Promise<LifecycleRecord | null> {
   const expired = record.reservedAgeMs !== null && record.reservedAgeMs >= deps.leaseMs;
   if (!req.reclaim && !expired) {
-    throw conflict('CREATE_IN_PROGRESS', `session ${req.session.sessionId} is being created by another operation`, { incarnation: record.incarnation });
+    // Transient: the other creation completes, or its lease lapses and a retry reclaims it.
+    const retryAfterMs = Math.max(0, deps.leaseMs - (record.reservedAgeMs ?? 0));
+    throw conflict(
+      'CREATE_IN_PROGRESS',
+      `session ${req.session.sessionId} is being created by another operation; retry`,
+      { incarnation: record.incarnation, retryAfterMs },
+      { retryable: true },
+    );
   }
   const outcome = await deps.repo.reclaim(req.session, req.creationOperationId, record, req.reclaim ? null : deps.leaseMs);
   deps.metrics.transitions.inc({ transition: 'reclaim', outcome: outcome.kind });

@@ -6,7 +6,7 @@ import {
   LifecycleListEvents,
   type LedgerEventInput,
 } from '@apphost/contracts';
-import { describeOnPostgres, latch } from '@apphost/testing';
+import { describeOnPostgres, expectAppError, latch } from '@apphost/testing';
 import { LifecycleHarness } from '../testing/lifecycle-harness';
 
 const imports: LedgerEventInput[] = [
@@ -71,7 +71,11 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
         code: 'FAILED_PRECONDITION',
         details: { reason: 'SESSION_CREATING' },
       });
-      await expect(create(key, 'op-b')).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'CREATE_IN_PROGRESS' } });
+      // Transient: retryable, with what is left of the creator's lease as the hint.
+      const inProgress = await expectAppError(create(key, 'op-b'), 'CONFLICT', 'CREATE_IN_PROGRESS');
+      expect(inProgress.retryable).toBe(true);
+      expect(inProgress.details?.['retryAfterMs']).toBeGreaterThan(0);
+      expect(inProgress.details?.['retryAfterMs']).toBeLessThanOrEqual(60_000);
       await expect(create(key, 'op-a', { importedEvents: imports })).resolves.toMatchObject({ incarnation: 1, state: 'ACTIVE' });
       expect((await h.eventRows(key)).map((e) => e.event_id)).toEqual([1, 2]);
     });

@@ -16,8 +16,8 @@ export function toSnapshot(record: LifecycleRecord): SessionSnapshot {
 
 export const notFound = (key: SessionKey) => new AppHostError('NOT_FOUND', `session ${key.sessionId} of app ${key.appName} does not exist`);
 
-export function conflict(reason: LifecycleReason, message: string, details: Record<string, unknown> = {}): AppHostError {
-  return new AppHostError('CONFLICT', message, { details: LifecycleReasons.details(reason, details) });
+export function conflict(reason: LifecycleReason, message: string, details: Record<string, unknown> = {}, options: { retryable?: boolean } = {}): AppHostError {
+  return new AppHostError('CONFLICT', message, { ...options, details: LifecycleReasons.details(reason, details) });
 }
 
 export function failedPrecondition(reason: LifecycleReason, message: string, details: Record<string, unknown> = {}): AppHostError {

@@ -6,7 +6,7 @@ import { RequestContexts } from './request-context';
 import { endSpan, formatTraceparent, HEADER_TRACEPARENT, startSpan } from './tracing';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
 import { NO_BUS_METRICS, type BusMetrics } from './metrics';
-import { TransportError, type BusTransport } from './transports/transport';
+import { TransportError, type BusTransport, type TransportFailure } from './transports/transport';
 
 export interface BusClientOptions {
   transport: BusTransport;
@@ -32,7 +32,7 @@ export interface BusRequestOptions {
 /**
  * The typed request side of the bus. The request being served (`RequestContexts`) carries over by itself: its
  * correlation id, its deadline (which bounds every timeout) and its span. Every request has a timeout; failures are always an `AppHostError`:
- * UNAVAILABLE (no responder, not executed), OUTCOME_UNKNOWN (timed out, may have run), PAYLOAD_TOO_LARGE
+ * UNAVAILABLE (no responder, or the connection down: not executed), OUTCOME_UNKNOWN (timed out, may have run), PAYLOAD_TOO_LARGE
  * (nothing published), DEADLINE_EXCEEDED (parent deadline already passed, nothing published), or the
  * handler's own error envelope unchanged.
  */
@@ -52,7 +52,7 @@ export class BusClient {
     try {
       const data = await this.send(subject, payload, opts);
       const parsed = contract.response.safeParse(data);
-      if (!parsed.success) throw new AppHostError('INTERNAL', `reply on ${subject} does not match its contract`);
+      if (!parsed.success) throw new AppHostError('INTERNAL', `the reply of ${contract.service} does not match its contract`);
       this.metrics.observeRequested(contract.subject, 'OK', (performance.now() - started) / 1000);
       return parsed.data as ResponseOf<C>;
     } catch (error) {
@@ -131,7 +131,7 @@ function unwrapReply(bytes: Uint8Array, subject: string): unknown {
   try {
     decoded = decodeJson(bytes);
   } catch {
-    throw new AppHostError('INTERNAL', `malformed reply on ${subject}`);
+    throw new AppHostError('INTERNAL', `malformed reply from ${serviceOf(subject)}`);
   }
   // The success path is checked by hand (the contract's response schema validates `data` next); only the
   // error branch needs the full envelope schema.
@@ -139,25 +139,42 @@ function unwrapReply(bytes: Uint8Array, subject: string): unknown {
     return (decoded as { data: unknown }).data;
   }
   const reply = replySchema.safeParse(decoded);
-  if (!reply.success || reply.data.ok) throw new AppHostError('INTERNAL', `malformed reply on ${subject}`);
+  if (!reply.success || reply.data.ok) throw new AppHostError('INTERNAL', `malformed reply from ${serviceOf(subject)}`);
   throw AppHostError.fromEnvelope(reply.data.error);
 }
 
+/**
+ * The service a subject belongs to (`apphost.<service>.…`, also for instance subjects): what an error may name.
+ * Subjects are internal wiring and never appear in an error a caller sees.
+ */
+function serviceOf(subject: string): string {
+  const [root, service] = subject.split('.');
+  return root === 'apphost' && service ? service : 'the service';
+}
+
 function transportFailure(error: unknown, subject: string, timeoutMs: number, correlationId: string): AppHostError {
-  const details = { subject, correlationId };
+  const service = serviceOf(subject);
+  const details = (transport: TransportFailure | 'in-transit', extra: Record<string, unknown> = {}) => ({ service, transport, correlationId, ...extra });
   if (!(error instanceof TransportError)) {
-    return new AppHostError('OUTCOME_UNKNOWN', `request on ${subject} failed in transit; it may have run`, { details });
+    return new AppHostError('OUTCOME_UNKNOWN', `a request to ${service} failed in transit; it may have run`, { details: details('in-transit') });
   }
   switch (error.failure) {
     case 'no-responders':
-      return new AppHostError('UNAVAILABLE', `no service is serving ${subject}; the request was not executed`, { details });
+      return new AppHostError('UNAVAILABLE', `${service} is unavailable; the request was not executed`, { details: details('no-responders') });
     case 'timeout':
-      return new AppHostError('OUTCOME_UNKNOWN', `no reply on ${subject} within ${timeoutMs} ms; it may have run (retry only with the same operation key)`, {
-        details: { ...details, timeoutMs },
+      return new AppHostError('OUTCOME_UNKNOWN', `no reply from ${service} within ${timeoutMs} ms; it may have run (retry only with the same operation key)`, {
+        details: details('timeout', { timeoutMs }),
       });
     case 'payload-too-large':
-      return new AppHostError('PAYLOAD_TOO_LARGE', `request on ${subject} exceeds the transport limit`, { details });
+      return new AppHostError('PAYLOAD_TOO_LARGE', `a request to ${service} exceeds the transport limit`, { details: details('payload-too-large') });
+    case 'disconnected':
+      return new AppHostError('UNAVAILABLE', `the bus is disconnected; the request to ${service} was not sent`, { details: details('disconnected') });
     case 'closed':
-      return new AppHostError('UNAVAILABLE', 'the bus connection is closed; the request was not sent', { details });
+      return new AppHostError('UNAVAILABLE', `the bus connection is closed; the request to ${service} was not sent`, { details: details('closed') });
   }
+}
+
+/** True when nothing served the subject (NATS "no responders"): the request was not executed by anyone. */
+export function isNoResponders(error: unknown): boolean {
+  return error instanceof AppHostError && error.code === 'UNAVAILABLE' && error.details?.['transport'] === 'no-responders';
 }

@@ -169,7 +169,7 @@ export class BusServer {
       return errorReply(new AppHostError('INVALID_ARGUMENT', 'the request payload is not valid JSON').toEnvelope());
     }
     const parsed = reg.contract.request.safeParse(raw);
-    if (!parsed.success) return errorReply(invalidArgument(`request for ${reg.contract.subject}`, parsed.error).toEnvelope());
+    if (!parsed.success) return errorReply(invalidArgument(`the ${reg.contract.operation} request to ${reg.contract.service}`, parsed.error).toEnvelope());
     try {
       const result = await reg.handler(parsed.data, context);
       const checked = reg.contract.response.safeParse(result);

@@ -48,6 +48,24 @@ describe('contracts', () => {
     for (const code of ERROR_CODES) expect(HTTP_STATUS_BY_CODE[code]).toBeGreaterThanOrEqual(400);
   });
 
+  it('maps codes to HTTP as the usual gRPC-to-HTTP mapping does (the table in docs/errors.md)', () => {
+    expect(HTTP_STATUS_BY_CODE).toEqual({
+      INVALID_ARGUMENT: 400,
+      FAILED_PRECONDITION: 400,
+      UNAUTHENTICATED: 401,
+      PERMISSION_DENIED: 403,
+      NOT_FOUND: 404,
+      CONFLICT: 409,
+      PAYLOAD_TOO_LARGE: 413,
+      RESOURCE_EXHAUSTED: 429,
+      INTERNAL: 500,
+      DATA_LOSS: 500,
+      UNAVAILABLE: 503,
+      OUTCOME_UNKNOWN: 504,
+      DEADLINE_EXCEEDED: 504,
+    });
+  });
+
   it('reports the offending paths of an invalid payload', () => {
     const parsed = z
       .object({ a: z.object({ b: z.number() }), c: z.string() })

@@ -1,4 +1,4 @@
-import type { BusClient } from '@apphost/bus';
+import { isNoResponders, type BusClient } from '@apphost/bus';
 import { AppHostError, CONNECTION_GENERATION_GONE, ConnectionReasons, type BusContract, type RequestOf, type ResponseOf } from '@apphost/contracts';
 
 /** What a caller holds to address a connection generation (the registry's `acquire-generation` answer). */
@@ -9,9 +9,16 @@ export interface GenerationAddress {
 }
 
 /**
+ * A retry re-acquires: it gets a new generation, or (while the dead owner's lease still runs) the registry's own
+ * OWNER_GONE with the lease as its hint. One second keeps that second round short.
+ */
+export const OWNER_GONE_RETRY_AFTER_MS = 1000;
+
+/**
  * Sends one operation to the process that owns a connection generation (`apphost.binding-registry.conn.<owner>.*`).
  * An owner that is gone has no responders: that is the generation's death, reported as FAILED_PRECONDITION with
- * `details.reason = CONNECTION_GENERATION_GONE` — never retried elsewhere (no silent migration).
+ * `details.reason = CONNECTION_GENERATION_GONE` — never retried elsewhere (no silent migration); retryable by the
+ * caller, whose retry acquires again.
  */
 export async function requestOnGeneration<C extends BusContract>(
   bus: BusClient,
@@ -24,12 +31,17 @@ export async function requestOnGeneration<C extends BusContract>(
   try {
     return await bus.request(contract, body, { instance: { id: address.ownerInstanceId, segment: 'conn' }, timeoutMs: options.timeoutMs });
   } catch (error) {
-    if (error instanceof AppHostError && error.code === 'UNAVAILABLE' && /^no service is serving/.test(error.message)) {
+    if (isNoResponders(error)) {
       throw new AppHostError(
         'FAILED_PRECONDITION',
         `connection generation ${address.generationId} is gone: its owner ${address.ownerInstanceId} is not running`,
         {
-          details: ConnectionReasons.details(CONNECTION_GENERATION_GONE, { generationId: address.generationId, why: 'OWNER_GONE' }),
+          retryable: true,
+          details: ConnectionReasons.details(CONNECTION_GENERATION_GONE, {
+            generationId: address.generationId,
+            why: 'OWNER_GONE',
+            retryAfterMs: OWNER_GONE_RETRY_AFTER_MS,
+          }),
         },
       );
     }

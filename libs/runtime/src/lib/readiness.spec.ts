@@ -1,7 +1,9 @@
-import { InProcessTransport } from '@apphost/bus';
+import { BusClient, BusServer, InProcessTransport } from '@apphost/bus';
+import { describeContract, type DescribeResponse } from '@apphost/contracts';
 import type { StoreReport } from '@apphost/contracts';
 import { parseCommonConfig } from './config';
 import { ReadinessService } from './readiness';
+import { RoutedServicesProbe } from './routed-services';
 import { ServiceMetrics } from './metrics';
 import { storeOf, type ServiceContext, type StoreHandle } from './service-definition';
 import pino from 'pino';
@@ -39,6 +41,39 @@ describe('ReadinessService', () => {
     const transport = new InProcessTransport();
     await transport.close();
     await expect(new ReadinessService(contextWith(transport), []).check()).resolves.toMatchObject({ ready: false, bus: false });
+  });
+});
+
+describe('ReadinessService with routed services', () => {
+  it('is not ready while a routed service does not answer, and asks again only after the cache window', async () => {
+    const transport = new InProcessTransport();
+    const server = new BusServer({ transport, instanceId: 'i1', queueGroup: 'lifecycle-store', logger: { error: () => undefined, warn: () => undefined } });
+    let described = 0;
+    server.register(describeContract('lifecycle-store'), (): DescribeResponse => {
+      described++;
+      return { service: 'lifecycle-store', version: 't', instanceId: 'i1', transport: 'in-process', startedAt: new Date(0).toISOString(), stores: [] };
+    });
+    server.start();
+    let now = 0;
+    const probe = new RoutedServicesProbe(new BusClient({ transport, defaultTimeoutMs: 1000 }), ['lifecycle-store', 'export-audit'], {
+      timeoutMs: 200,
+      cacheMs: 1000,
+      now: () => now,
+    });
+    const readiness = new ReadinessService(contextWith(transport), [], probe);
+    const first = await readiness.check();
+    expect(first).toMatchObject({ ready: false, bus: true });
+    expect(first.services).toEqual([
+      { service: 'lifecycle-store', ready: true },
+      { service: 'export-audit', ready: false, error: { code: 'UNAVAILABLE', message: 'export-audit is unavailable; the request was not executed' } },
+    ]);
+    now = 999;
+    await readiness.check();
+    expect(described).toBe(1);
+    now = 1000;
+    await readiness.check();
+    expect(described).toBe(2);
+    await server.stop(100);
   });
 });
 

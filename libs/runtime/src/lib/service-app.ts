@@ -1,6 +1,6 @@
 import { Module, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
-import { BusModule, type BusTransport } from '@apphost/bus';
+import { BusClient, BusModule, type BusTransport } from '@apphost/bus';
 import type { ServiceName } from '@apphost/contracts';
 import { connectionFailureOf } from '@apphost/persistence';
 import { ConfigError, parseServiceConfig, withoutEmpty, type CommonConfig } from './config';
@@ -12,7 +12,8 @@ import { ServiceMetrics } from './metrics';
 import { OpsController } from './ops.controller';
 import { ReadinessService } from './readiness';
 import { RequestContextInterceptor } from './request-context.interceptor';
-import { SERVICE_CONTEXT, SERVICE_STORES } from './runtime.tokens';
+import { RoutedServicesProbe } from './routed-services';
+import { ROUTED_SERVICES, SERVICE_CONTEXT, SERVICE_STORES } from './runtime.tokens';
 import type { ServiceContext, ServiceDefinition, StoreHandle } from './service-definition';
 
 export interface HostOptions {
@@ -128,6 +129,9 @@ function rootModule<C extends object>(
     providers: [
       { provide: SERVICE_CONTEXT, useValue: context },
       { provide: SERVICE_STORES, useValue: stores },
+      ...(definition.routesTo?.length
+        ? [{ provide: ROUTED_SERVICES, inject: [BusClient], useFactory: (bus: BusClient) => new RoutedServicesProbe(bus, definition.routesTo ?? []) }]
+        : []),
       ReadinessService,
       DescribeRegistrar,
       { provide: APP_INTERCEPTOR, useClass: RequestContextInterceptor },

@@ -34,6 +34,8 @@ export interface ServiceDefinition<C extends object = object> {
    * into `context.config` before anything opens. A bad value stops startup (exit 2), naming the variable.
    */
   config?: z.ZodType<C>;
+  /** Services this one forwards requests to (the gateway): it is ready only while each answers `describe`. */
+  routesTo?: readonly ServiceName[];
   /** Opens the service's stores; called once at startup, before the Nest application is built. */
   openStores?(context: ServiceContext<C>): Promise<StoreHandle[]>;
   /** Domain modules of the service; may do async setup that must finish before the service serves. */

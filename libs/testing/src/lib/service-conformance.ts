@@ -1,6 +1,7 @@
 import { describeContract } from '@apphost/contracts';
 import type { ServiceDefinition } from '@apphost/runtime';
-import { uniquePrefix } from './environment';
+import { TEST_NATS_URL, uniquePrefix } from './environment';
+import { startFakeProviders } from './fake-providers';
 import { dropSchemasWithPrefix } from './pg-cleanup';
 import { spawnTs, waitForExit } from './processes';
 import { bootService, type ServiceUnderTest } from './service-harness';
@@ -15,9 +16,12 @@ export function serviceConformance(definition: ServiceDefinition, entry: string,
     const prefix = uniquePrefix();
     let service: ServiceUnderTest | undefined;
 
+    const cleanups: (() => Promise<void> | undefined)[] = [];
+
     afterEach(async () => {
       await service?.stop();
       service = undefined;
+      for (const cleanup of cleanups.splice(0)) await cleanup();
     });
 
     afterAll(async () => {
@@ -34,6 +38,9 @@ export function serviceConformance(definition: ServiceDefinition, entry: string,
     });
 
     it('serves /healthz, /readyz and /metrics', async () => {
+      // A service that routes to others is ready only while they answer: here, services that only answer describe.
+      const routed = definition.routesTo?.length ? await startFakeProviders(env.NATS_URL ?? TEST_NATS_URL, definition.routesTo) : undefined;
+      cleanups.push(() => routed?.stop());
       service = await bootService(definition, prefix, env);
       const base = service.running.url!.replace('[::1]', '127.0.0.1');
       expect((await fetch(`${base}/healthz`)).status).toBe(200);

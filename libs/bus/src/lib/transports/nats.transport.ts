@@ -1,4 +1,4 @@
-import { connect, ErrorCode, headers as natsHeaders, type NatsConnection, type NatsError, type MsgHdrs } from 'nats';
+import { connect, ErrorCode, Events, headers as natsHeaders, type NatsConnection, type NatsError, type MsgHdrs } from 'nats';
 import { SubjectNamespace } from './subject-namespace';
 import { TransportError, type BusTransport, type TransportHandler, type TransportRequestOptions, type TransportSubscription } from './transport';
 
@@ -15,11 +15,17 @@ export interface NatsTransportOptions {
  * NATS core request-reply with the `nats` 2.x client (the one NestJS 11 uses). Requests go through the
  * client's multiplexed inbox (`nc.request`), which reports "no responders" as an immediate 503 rather than a
  * timeout; that is what lets UNAVAILABLE mean "not executed".
+ *
+ * While the connection is down (disconnected, reconnecting, closed) a request is refused at once (`disconnected` /
+ * `closed`) instead of being written to the client's reconnect buffer: nats.js would otherwise hold it and send it
+ * after a reconnect, so a caller told "timed out" could still see it run. A request is either on the socket or refused.
  */
 export class NatsTransport implements BusTransport {
   readonly kind = 'nats' as const;
   readonly maxPayloadBytes: number;
   readonly subjectPrefix: string;
+  /** From the client's status events: false from `disconnect` until `reconnect`. */
+  private linkUp = true;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -29,6 +35,14 @@ export class NatsTransport implements BusTransport {
     const serverMax = nc.info?.max_payload ?? 1024 * 1024;
     this.maxPayloadBytes = Math.min(serverMax, cap ?? serverMax);
     this.subjectPrefix = namespace.prefix;
+    void this.followStatus();
+  }
+
+  private async followStatus(): Promise<void> {
+    for await (const status of this.nc.status()) {
+      if (status.type === Events.Disconnect) this.linkUp = false;
+      else if (status.type === Events.Reconnect) this.linkUp = true;
+    }
   }
 
   static async connect(options: NatsTransportOptions): Promise<NatsTransport> {
@@ -47,6 +61,7 @@ export class NatsTransport implements BusTransport {
 
   async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array> {
     if (this.nc.isClosed()) throw new TransportError('closed', 'NATS connection is closed');
+    if (!this.linkUp) throw new TransportError('disconnected', 'NATS connection is down (reconnecting)');
     try {
       const reply = await this.nc.request(this.namespace.wire(subject), data, { timeout: options.timeoutMs, headers: toNatsHeaders(options.headers) });
       return reply.data;
@@ -74,7 +89,7 @@ export class NatsTransport implements BusTransport {
   }
 
   isConnected(): boolean {
-    return !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined;
+    return this.linkUp && !this.nc.isClosed() && !this.nc.isDraining() && this.nc.info !== undefined;
   }
 
   async close(): Promise<void> {

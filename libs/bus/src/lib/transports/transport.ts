@@ -32,7 +32,8 @@ export interface TransportSubscription {
   drain(): Promise<void>;
 }
 
-export type TransportFailure = 'no-responders' | 'timeout' | 'closed' | 'payload-too-large';
+/** `disconnected` and `closed`: refused before publishing (nothing sent). `timeout`: published, no reply in time. */
+export type TransportFailure = 'no-responders' | 'timeout' | 'closed' | 'disconnected' | 'payload-too-large';
 
 /** A failure of the transport itself, before or instead of a reply. */
 export class TransportError extends Error {
