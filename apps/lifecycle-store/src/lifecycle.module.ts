@@ -4,6 +4,8 @@ import type { ServiceDatabase } from '@apphost/persistence';
 import { FAULT_POINTS, FaultPoints, type ServiceContext } from '@apphost/runtime';
 import type { LifecycleConfig } from './config';
 import { EventLedgerRepository } from './events/event-ledger.repository';
+import { SealedReferencesHandlers } from './events/sealed-references.handlers';
+import { SealedReferencesRepository } from './events/sealed-references.repository';
 import type { LifecycleFaultPoint } from './lifecycle.faults';
 import { LifecycleHandlers } from './lifecycle.handlers';
 import { LifecycleMetrics } from './metrics';
@@ -72,6 +74,8 @@ export class LifecycleModule {
             }),
         },
         LifecycleHandlers,
+        { provide: SealedReferencesRepository, useValue: new SealedReferencesRepository(database) },
+        SealedReferencesHandlers,
         LifecycleRecovery,
       ],
       exports: [LifecycleService, FAULT_POINTS, LifecycleRecovery],

@@ -3,6 +3,7 @@ import { defineService, openPostgresStore, type StoreHandle } from '@apphost/run
 import { lifecycleConfigSchema } from './config';
 import { LifecycleModule } from './lifecycle.module';
 import { LIFECYCLE_MIGRATIONS } from './migrations/1761000000001-lifecycle-schema';
+import { SessionEventsSealedRefs1769000000000 } from './migrations/1769000000000-session-events-sealed-refs';
 
 const isServiceDatabase = (store: StoreHandle): store is ServiceDatabase & StoreHandle => 'dataSource' in store;
 
@@ -14,7 +15,7 @@ export const lifecycleStoreService = defineService({
   name: 'lifecycle-store',
   requires: ['postgres'],
   config: lifecycleConfigSchema,
-  openStores: async (context) => [await openPostgresStore(context, { schema: 'lifecycle_store', migrations: LIFECYCLE_MIGRATIONS })],
+  openStores: async (context) => [await openPostgresStore(context, { schema: 'lifecycle_store', migrations: [...LIFECYCLE_MIGRATIONS, SessionEventsSealedRefs1769000000000] })],
   imports: (context, stores) => {
     const database = stores.find(isServiceDatabase);
     if (!database) throw new Error('lifecycle-store: its PostgreSQL store is not open');

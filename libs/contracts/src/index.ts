@@ -18,6 +18,7 @@ export * from './services/lifecycle-store/append-events.v1';
 export * from './services/lifecycle-store/list-events.v1';
 export * from './services/lifecycle-store/cascade-participant.v1';
 export * from './services/lifecycle-store/get-event.v1';
+export * from './services/lifecycle-store/which-references-are-appended.v1';
 export * from './services/sealed-result-store/sealed-values';
 export * from './services/sealed-result-store/reasons';
 export * from './services/sealed-result-store/create.v1';
