@@ -31,7 +31,11 @@ describe('a bus blip during tool batches', () => {
     );
     alice = await token('alice');
     await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
-    const put = await plane.registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
+    const put = await plane.registry.client.request(
+      RegistryPutToolset,
+      { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') },
+      { timeoutMs: 30_000 },
+    );
     expect(put.status.state).toBe('PROFILE_BOUND');
   }, 60_000);
 
@@ -124,7 +128,9 @@ describe('a bus blip during tool batches', () => {
       }
     }
     // The numbers of this run, for the record (the assertions below are what the test proves).
-    process.stdout.write(`ledger blip: batches=${BATCHES} before-blip=${startedBefore} blip=${BLIP_MS}ms failed=${failed} descriptors=${descriptors} gc-committed=${gc.committedRecords} gc-deleted=${gc.deletedRecords} lost=${lost}\n`);
+    process.stdout.write(
+      `ledger blip: batches=${BATCHES} before-blip=${startedBefore} blip=${BLIP_MS}ms failed=${failed} descriptors=${descriptors} gc-committed=${gc.committedRecords} gc-deleted=${gc.deletedRecords} lost=${lost}\n`,
+    );
     expect(statuses).toHaveLength(BATCHES);
     expect(failed).toBeGreaterThan(0); // the blip really cut requests
     expect(descriptors).toBeGreaterThanOrEqual(WORKERS + BATCHES - failed);

@@ -11,7 +11,16 @@ import {
   type SessionKey,
 } from '@apphost/contracts';
 import { SealedResultClient } from '@apphost/sealed-results';
-import { bootService, bootServices, dropSchemasWithPrefix, eventually, expectAppError, TEST_DATABASE_URL, uniquePrefix, type ServiceUnderTest } from '@apphost/testing';
+import {
+  bootService,
+  bootServices,
+  dropSchemasWithPrefix,
+  eventually,
+  expectAppError,
+  TEST_DATABASE_URL,
+  uniquePrefix,
+  type ServiceUnderTest,
+} from '@apphost/testing';
 import { loadServiceDefinitions } from './services';
 
 /**
@@ -19,7 +28,11 @@ import { loadServiceDefinitions } from './services';
  * from their definitions on the real NATS and PostgreSQL. Records are sealed, events appended with their
  * references, and the commit is left out (the lost reply): the ledger decides what GC may delete.
  */
-const byName = (name: string) => loadServiceDefinitions().find((d) => d.name === name)!;
+function byName(name: string) {
+  const definition = loadServiceDefinitions().find((d) => d.name === name);
+  if (!definition) throw new Error(`no service definition named ${name}`);
+  return definition;
+}
 const LIFECYCLE_ENV = { LIFECYCLE_CASCADE_PARTICIPANTS: 'sealed-result-store' };
 // The timer runs GC and the recovery pass often, and the recovery pass asks about every PENDING record at once.
 const SEALED_ENV = { SEALED_GC_INTERVAL_MS: '200', SEALED_RECOVER_AFTER_MS: '0', SEALED_LEDGER_TIMEOUT_MS: '1000' };

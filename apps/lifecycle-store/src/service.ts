@@ -15,7 +15,9 @@ export const lifecycleStoreService = defineService({
   name: 'lifecycle-store',
   requires: ['postgres'],
   config: lifecycleConfigSchema,
-  openStores: async (context) => [await openPostgresStore(context, { schema: 'lifecycle_store', migrations: [...LIFECYCLE_MIGRATIONS, SessionEventsSealedRefs1769000000000] })],
+  openStores: async (context) => [
+    await openPostgresStore(context, { schema: 'lifecycle_store', migrations: [...LIFECYCLE_MIGRATIONS, SessionEventsSealedRefs1769000000000] }),
+  ],
   imports: (context, stores) => {
     const database = stores.find(isServiceDatabase);
     if (!database) throw new Error('lifecycle-store: its PostgreSQL store is not open');

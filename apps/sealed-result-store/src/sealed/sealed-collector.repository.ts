@@ -101,10 +101,9 @@ export class SealedCollectorRepository {
   /** Notes that the ledger referenced none of `records` when the recovery pass asked (still-PENDING rows only). */
   async markChecked(records: readonly PendingRecordKey[]): Promise<void> {
     if (records.length === 0) return;
-    await this.db.query(
-      `UPDATE sealed_records r SET ledger_checked_at = now() FROM ${KEYS_FROM()} WHERE ${KEY_JOIN} AND r.state = 'PENDING'`,
-      [JSON.stringify(records.map((r) => toRow(r)))],
-    );
+    await this.db.query(`UPDATE sealed_records r SET ledger_checked_at = now() FROM ${KEYS_FROM()} WHERE ${KEY_JOIN} AND r.state = 'PENDING'`, [
+      JSON.stringify(records.map((r) => toRow(r))),
+    ]);
   }
 
   /**

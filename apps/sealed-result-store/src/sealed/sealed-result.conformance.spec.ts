@@ -221,7 +221,12 @@ describeOnPostgres('sealed-result-store', (target) => {
       const session = newSession();
       const referenced = scopeOf(session, 1, uid('fc'));
       const orphan = scopeOf(session, 1, uid('fc'));
-      const kept = await store.client.create({ scope: referenced, operationInstanceId: uid('op'), envelope: envelopeFor(referenced.functionCallId), pendingTtlMs: 0 });
+      const kept = await store.client.create({
+        scope: referenced,
+        operationInstanceId: uid('op'),
+        envelope: envelopeFor(referenced.functionCallId),
+        pendingTtlMs: 0,
+      });
       const gone = await store.client.create({ scope: orphan, operationInstanceId: uid('op'), envelope: envelopeFor(orphan.functionCallId), pendingTtlMs: 0 });
       ledger.append({ ...referenced, recordId: kept.ref.recordId }, 7); // appended; its commit never came
       // The ledger matches the whole key: the orphan's id under another call or incarnation is no reference.

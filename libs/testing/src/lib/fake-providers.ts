@@ -1,12 +1,6 @@
 import { connectTestTransport } from './service-harness';
 import { BusServer } from '@apphost/bus';
-import {
-  describeContract,
-  LifecycleWhichReferencesAreAppended,
-  type DescribeResponse,
-  type SealedReferenceQuery,
-  type ServiceName,
-} from '@apphost/contracts';
+import { describeContract, LifecycleWhichReferencesAreAppended, type DescribeResponse, type SealedReferenceQuery, type ServiceName } from '@apphost/contracts';
 import type { Stoppable } from './boot';
 
 /** A service that only answers `describe`, with the stores (and so the store identity) it reports. */
@@ -60,7 +54,12 @@ export async function startFakeLedger(natsUrl?: string): Promise<FakeLedger> {
   const transport = await connectTestTransport('fake-ledger', { natsUrl });
   const appended = new Map<string, number>();
   const keyOf = (r: SealedReferenceQuery) => JSON.stringify([r.session, r.incarnation, r.functionCallId, r.recordId]);
-  const server = new BusServer({ transport, instanceId: 'fake-ledger', queueGroup: 'lifecycle-store', logger: { error: () => undefined, warn: () => undefined } });
+  const server = new BusServer({
+    transport,
+    instanceId: 'fake-ledger',
+    queueGroup: 'lifecycle-store',
+    logger: { error: () => undefined, warn: () => undefined },
+  });
   server.register(LifecycleWhichReferencesAreAppended, ({ references }) => ({
     appended: references.flatMap((r) => {
       const eventId = appended.get(keyOf(r));
