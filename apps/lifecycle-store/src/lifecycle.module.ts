@@ -5,6 +5,8 @@ import { FAULT_POINTS, FaultPoints, type ServiceContext } from '@apphost/runtime
 import type { LifecycleConfig } from './config';
 import { EventLedgerRepository } from './events/event-ledger.repository';
 import { FindCallEventHandlers } from './events/find-call-event.handlers';
+import { SealedReferencesHandlers } from './events/sealed-references.handlers';
+import { SealedReferencesRepository } from './events/sealed-references.repository';
 import type { LifecycleFaultPoint } from './lifecycle.faults';
 import { LifecycleHandlers } from './lifecycle.handlers';
 import { LIFECYCLE_DATABASE } from './lifecycle.tokens';
@@ -76,6 +78,8 @@ export class LifecycleModule {
         LifecycleHandlers,
         { provide: LIFECYCLE_DATABASE, useValue: database },
         FindCallEventHandlers,
+        { provide: SealedReferencesRepository, useValue: new SealedReferencesRepository(database) },
+        SealedReferencesHandlers,
         LifecycleRecovery,
       ],
       exports: [LifecycleService, FAULT_POINTS, LifecycleRecovery],

@@ -4,6 +4,7 @@ import { lifecycleConfigSchema } from './config';
 import { LifecycleModule } from './lifecycle.module';
 import { LIFECYCLE_MIGRATIONS } from './migrations/1761000000001-lifecycle-schema';
 import { LifecycleCallLookup1764590000001 } from './migrations/1764590000001-call-lookup';
+import { SessionEventsSealedRefs1769000000000 } from './migrations/1769000000000-session-events-sealed-refs';
 
 const isServiceDatabase = (store: StoreHandle): store is ServiceDatabase & StoreHandle => 'dataSource' in store;
 
@@ -16,7 +17,10 @@ export const lifecycleStoreService = defineService({
   requires: ['postgres'],
   config: lifecycleConfigSchema,
   openStores: async (context) => [
-    await openPostgresStore(context, { schema: 'lifecycle_store', migrations: [...LIFECYCLE_MIGRATIONS, LifecycleCallLookup1764590000001] }),
+    await openPostgresStore(context, {
+      schema: 'lifecycle_store',
+      migrations: [...LIFECYCLE_MIGRATIONS, LifecycleCallLookup1764590000001, SessionEventsSealedRefs1769000000000],
+    }),
   ],
   imports: (context, stores) => {
     const database = stores.find(isServiceDatabase);

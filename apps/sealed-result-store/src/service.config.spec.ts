@@ -10,6 +10,8 @@ const BAD: Record<string, string> = {
   SEALED_UPLOAD_TTL_MS: '5',
   SEALED_GC_INTERVAL_MS: 'often',
   SEALED_GC_BATCH: '0',
+  SEALED_RECOVER_AFTER_MS: '-5',
+  SEALED_LEDGER_TIMEOUT_MS: '1',
 };
 
 it('covers every variable of the service schema', () => {

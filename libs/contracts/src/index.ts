@@ -19,6 +19,7 @@ export * from './services/lifecycle-store/list-events.v1';
 export * from './services/lifecycle-store/cascade-participant.v1';
 export * from './services/lifecycle-store/get-event.v1';
 export * from './services/lifecycle-store/find-call-event.v1';
+export * from './services/lifecycle-store/which-references-are-appended.v1';
 export * from './services/sealed-result-store/sealed-values';
 export * from './services/sealed-result-store/reasons';
 export * from './services/sealed-result-store/create.v1';

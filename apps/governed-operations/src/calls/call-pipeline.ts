@@ -237,7 +237,8 @@ export class CallPipeline {
             recordId: o.recordId,
           });
         } catch (error) {
-          // The event stands; a resolve naming it binds the PENDING record (same guarded statement as commit).
+          // The event stands: the sealed store's recovery pass (and GC, which asks the ledger before deleting)
+          // commits the record to it; a resolve naming the event binds it too.
           this.logger.warn(
             { session: ctx.key.sessionId, eventId, functionCallId: o.response.functionCallId, error: describeFailure(error) },
             'sealed reference commit failed after the append',

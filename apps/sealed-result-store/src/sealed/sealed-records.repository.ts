@@ -297,34 +297,6 @@ export class SealedRecordsRepository {
     };
   }
 
-  /**
-   * The collector, one statement: lock (skipping rows a commit holds) and delete PENDING records past their TTL.
-   * A commit that got the row first has set state COMMITTED and an event id, which the re-check after the lock
-   * excludes; a commit that arrives after the delete finds no row and fails typed.
-   */
-  async collectExpired(limit: number): Promise<number> {
-    const { rowCount } = await this.db.query(
-      `WITH doomed AS (
-         SELECT tenant, app_name, user_id, session_id, incarnation, record_id FROM sealed_records
-         WHERE state = 'PENDING' AND event_id IS NULL AND expires_at < now()
-         ORDER BY expires_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-       DELETE FROM sealed_records r USING doomed
-       WHERE (r.tenant, r.app_name, r.user_id, r.session_id, r.incarnation, r.record_id)
-           = (doomed.tenant, doomed.app_name, doomed.user_id, doomed.session_id, doomed.incarnation, doomed.record_id)
-         AND r.state = 'PENDING' AND r.event_id IS NULL AND r.expires_at < now()`,
-      [limit],
-    );
-    return rowCount;
-  }
-
-  async collectExpiredUploads(limit: number): Promise<number> {
-    const { rowCount } = await this.db.query(
-      `DELETE FROM sealed_uploads WHERE upload_id IN (SELECT upload_id FROM sealed_uploads WHERE expires_at < now() LIMIT $1)`,
-      [limit],
-    );
-    return rowCount;
-  }
-
   /** Fences `incarnation` and below (revoke). Returns the floor now in force. */
   async fence(session: SessionKey, incarnation: number): Promise<number> {
     const { rows } = await this.db.query<{ min_live: string }>(RAISE_FLOOR, [...sessionParams(session), incarnation + 1]);

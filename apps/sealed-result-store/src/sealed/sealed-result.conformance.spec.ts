@@ -17,7 +17,7 @@ import {
   type SealedCreateScope,
   type SealedEnvelope,
 } from '@apphost/contracts';
-import { describeOnPostgres, dropSchemasWithPrefix, expectAppError, latch, uniquePrefix } from '@apphost/testing';
+import { describeOnPostgres, dropSchemasWithPrefix, expectAppError, latch, startFakeLedger, uniquePrefix, type FakeLedger } from '@apphost/testing';
 import { envelopeFor, keyOf, largeEnvelope, newSession, scopeOf, uid } from '../test/fixtures';
 import { bootSealed, type SealedUnderTest } from '../test/sealed-harness';
 import { SEALED_NOT_FOUND_MESSAGE } from './sealed-result.service';
@@ -31,13 +31,18 @@ describeOnPostgres('sealed-result-store', (target) => {
     const prefix = uniquePrefix();
     const standInPrefix = uniquePrefix();
     let store: SealedUnderTest;
+    // GC asks the ledger before it deletes; this suite runs no lifecycle-store, so a double answers from what each
+    // test says was appended (the plane suites run the real one).
+    let ledger: FakeLedger;
 
     beforeAll(async () => {
+      ledger = await startFakeLedger();
       store = await bootSealed(target.url, prefix);
     }, 60_000);
 
     afterAll(async () => {
       await store?.stop();
+      await ledger?.stop();
       await dropSchemasWithPrefix(prefix, target.url);
       await dropSchemasWithPrefix(standInPrefix, target.url);
     }, 60_000);
@@ -210,6 +215,76 @@ describeOnPostgres('sealed-result-store', (target) => {
       expect((await store.client.resolve(keyOf(scope, eventId, created.ref.recordId))).envelope).toEqual(envelope);
       // Bound to that event now: another event id cannot claim it.
       await expectAppError(store.client.resolve(keyOf(scope, uid('evt'), created.ref.recordId)), 'NOT_FOUND');
+    });
+
+    it('crash after append, nothing resolved it: GC asks the ledger, commits the referenced record, deletes only the orphan', async () => {
+      const session = newSession();
+      const referenced = scopeOf(session, 1, uid('fc'));
+      const orphan = scopeOf(session, 1, uid('fc'));
+      const kept = await store.client.create({
+        scope: referenced,
+        operationInstanceId: uid('op'),
+        envelope: envelopeFor(referenced.functionCallId),
+        pendingTtlMs: 0,
+      });
+      const gone = await store.client.create({ scope: orphan, operationInstanceId: uid('op'), envelope: envelopeFor(orphan.functionCallId), pendingTtlMs: 0 });
+      ledger.append({ ...referenced, recordId: kept.ref.recordId }, 7); // appended; its commit never came
+      // The ledger matches the whole key: the orphan's id under another call or incarnation is no reference.
+      ledger.append({ ...orphan, functionCallId: uid('fc'), recordId: gone.ref.recordId }, 8);
+      ledger.append({ ...orphan, incarnation: 2, recordId: gone.ref.recordId }, 9);
+      const gc = await store.service.client.request(SealedGc, {});
+      expect(gc.committedRecords).toBeGreaterThanOrEqual(1);
+      expect(await store.recordRow(kept.ref.recordId)).toMatchObject({ state: 'COMMITTED', event_id: '7' });
+      expect(await store.recordRow(gone.ref.recordId)).toBeUndefined();
+      expect((await store.client.resolve(keyOf(referenced, '7', kept.ref.recordId))).ref).toEqual(kept.ref);
+    });
+
+    it('the ledger does not answer: GC is UNAVAILABLE (LEDGER_UNAVAILABLE) and deletes no record', async () => {
+      const scope = scopeOf(newSession(), 1, uid('fc'));
+      const created = await store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId), pendingTtlMs: 0 });
+      await ledger.stop();
+      try {
+        const refused = await expectAppError(store.service.client.request(SealedGc, {}, { timeoutMs: 10_000 }), 'UNAVAILABLE', 'LEDGER_UNAVAILABLE');
+        expect(refused.retryable).toBe(true);
+        expect((await store.recordRow(created.ref.recordId))?.state).toBe('PENDING');
+      } finally {
+        ledger = await startFakeLedger();
+      }
+      await store.service.client.request(SealedGc, {});
+      expect(await store.recordRow(created.ref.recordId)).toBeUndefined();
+    });
+
+    it('a revoked incarnation: GC deletes its expired records even when the ledger still references them', async () => {
+      const scope = scopeOf(newSession(), 1, uid('fc'));
+      const created = await store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId), pendingTtlMs: 0 });
+      ledger.append({ ...scope, recordId: created.ref.recordId }, 3); // the cascade has not deleted the events yet
+      await store.service.client.request(SealedRevoke, { session: scope.session, incarnation: 1 });
+      await store.service.client.request(SealedGc, {});
+      expect(await store.recordRow(created.ref.recordId)).toBeUndefined();
+    });
+
+    it('recovery pass: commits referenced PENDING records older than the recovery age, asks about each orphan once', async () => {
+      const session = newSession();
+      const referenced = scopeOf(session, 1, uid('fc'));
+      const orphan = scopeOf(session, 1, uid('fc'));
+      const young = scopeOf(session, 1, uid('fc'));
+      const kept = await store.client.create({ scope: referenced, operationInstanceId: uid('op'), envelope: envelopeFor(referenced.functionCallId) });
+      const lone = await store.client.create({ scope: orphan, operationInstanceId: uid('op'), envelope: envelopeFor(orphan.functionCallId) });
+      const fresh = await store.client.create({ scope: young, operationInstanceId: uid('op'), envelope: envelopeFor(young.functionCallId) });
+      ledger.append({ ...referenced, recordId: kept.ref.recordId }, 11);
+      ledger.append({ ...young, recordId: fresh.ref.recordId }, 12);
+      await store.pg.query(`UPDATE "${store.schema}".sealed_records SET created_at = now() - interval '1 hour' WHERE record_id = ANY ($1)`, [
+        [kept.ref.recordId, lone.ref.recordId],
+      ]);
+      expect(await store.collector.recover()).toEqual({ committedRecords: 1 });
+      expect(await store.recordRow(kept.ref.recordId)).toMatchObject({ state: 'COMMITTED', event_id: '11' });
+      // Too young to ask about (its commit may be on its way), and not expired: left alone.
+      expect((await store.recordRow(fresh.ref.recordId))?.state).toBe('PENDING');
+      expect((await store.recordRow(lone.ref.recordId))?.state).toBe('PENDING');
+      const checked = await store.pg.query(`SELECT ledger_checked_at FROM "${store.schema}".sealed_records WHERE record_id = $1`, [lone.ref.recordId]);
+      expect(checked.rows[0].ledger_checked_at).toBeInstanceOf(Date);
+      ledger.append({ ...orphan, recordId: lone.ref.recordId }, 13); // appended late: GC's check at expiry finds it
+      expect(await store.collector.recover()).toEqual({ committedRecords: 0 });
     });
 
     it('retry before GC returns the same record; retry after GC seals a fresh one and the old reference is gone', async () => {
@@ -484,7 +559,7 @@ describeOnPostgres('sealed-result-store', (target) => {
         const key = keyOf(scope, uid('evt'), created.ref.recordId);
         const [gc, commit] = await raceRound(
           mode,
-          () => store.domain.gc(),
+          () => store.collector.gc(),
           () => store.domain.commit(key, undefined),
         );
         expect(gc.status).toBe('fulfilled');

@@ -14,12 +14,16 @@ import {
   type ParsedRequestOf,
   type ResponseOf,
 } from '@apphost/contracts';
+import { SealedCollector } from './sealed-collector';
 import { SealedResultService } from './sealed-result.service';
 
 /** The store's bus surface: requests arrive validated against their contracts; the domain lives in the service. */
 @Injectable()
 export class SealedResultHandlers {
-  constructor(private readonly sealed: SealedResultService) {}
+  constructor(
+    private readonly sealed: SealedResultService,
+    private readonly collector: SealedCollector,
+  ) {}
 
   @BusHandler(SealedCreate)
   create(request: ParsedRequestOf<typeof SealedCreate>): Promise<ResponseOf<typeof SealedCreate>> {
@@ -58,7 +62,7 @@ export class SealedResultHandlers {
 
   @BusHandler(SealedGc)
   gc(request: ParsedRequestOf<typeof SealedGc>): Promise<ResponseOf<typeof SealedGc>> {
-    return this.sealed.gc(request.limit);
+    return this.collector.gc(request.limit);
   }
 
   @BusHandler(SealedPurge)

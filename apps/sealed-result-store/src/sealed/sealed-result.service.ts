@@ -1,4 +1,4 @@
-import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { canonicalize } from '@apphost/canonical-json';
 import {
   AppHostError,
@@ -45,14 +45,12 @@ const uploadNotFound = () => new AppHostError('NOT_FOUND', 'no live upload with 
 
 /**
  * The sealed-result store's domain: immutable create keyed by operation instance, PENDING → COMMITTED,
- * full-key resolve with digest verification, guarded GC, incarnation fencing and the deletion cascade.
- * Digests never leave this class except into the repository.
+ * full-key resolve with digest verification, incarnation fencing and the deletion cascade (GC and the recovery pass
+ * are `SealedCollector`). Digests never leave this class except into the repository.
  */
 @Injectable()
-export class SealedResultService implements OnModuleInit, OnModuleDestroy {
+export class SealedResultService {
   readonly repository: SealedRecordsRepository;
-  private gcTimer: NodeJS.Timeout | undefined;
-  private gcRunning = false;
 
   constructor(
     @Inject(SEALED_STORE) private readonly store: SealedStore,
@@ -61,17 +59,6 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     @Inject(SERVICE_CONTEXT) private readonly context: ServiceContext,
   ) {
     this.repository = new SealedRecordsRepository(store.database);
-  }
-
-  onModuleInit(): void {
-    if (this.config.gcIntervalMs > 0) {
-      this.gcTimer = setInterval(() => void this.backgroundGc(), this.config.gcIntervalMs);
-      this.gcTimer.unref();
-    }
-  }
-
-  onModuleDestroy(): void {
-    clearInterval(this.gcTimer);
   }
 
   /** Persistence compatibility: an expected namespace/revision other than this store's is refused before any I/O. */
@@ -220,14 +207,6 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
     return { index, data: encodeChunk(record.part) };
   }
 
-  async gc(limit = this.config.gcBatch): Promise<{ deletedRecords: number; deletedUploads: number }> {
-    await this.faults.hit('gc.before-delete');
-    const deletedRecords = await this.repository.collectExpired(limit);
-    const deletedUploads = await this.repository.collectExpiredUploads(limit);
-    if (deletedRecords || deletedUploads) this.context.logger.info({ deletedRecords, deletedUploads }, 'sealed store GC');
-    return { deletedRecords, deletedUploads };
-  }
-
   async purge(session: SessionKey, incarnation: number): Promise<{ done: true; deletedRecords: number }> {
     const deleted = await this.repository.purge(session, incarnation);
     this.context.logger.info(
@@ -289,18 +268,6 @@ export class SealedResultService implements OnModuleInit, OnModuleDestroy {
       return { ref: { recordId: existing.recordId, schemaVersion: existing.schemaVersion }, state: existing.state, created: false };
     }
     throw new AppHostError('UNAVAILABLE', 'the operation instance kept changing under a concurrent collector; retry', { retryable: true });
-  }
-
-  private async backgroundGc(): Promise<void> {
-    if (this.gcRunning) return;
-    this.gcRunning = true;
-    try {
-      await this.gc();
-    } catch (err) {
-      this.context.logger.warn({ err }, 'sealed store GC pass failed; the next one retries');
-    } finally {
-      this.gcRunning = false;
-    }
   }
 }
 

@@ -3,6 +3,7 @@ import type { ServiceDatabase } from '@apphost/persistence';
 import { openPostgresStore, type ServiceContext, type StoreHandle } from '@apphost/runtime';
 import { SEALED_RECORDS_REVISION, SealedRecords1767225600000 } from '../migrations/1767225600000-sealed-records';
 import { SealedRecordsLeanIndexes1767830400000 } from '../migrations/1767830400000-sealed-records-lean-indexes';
+import { SealedRecordsLedgerCheck1769000000001 } from '../migrations/1769000000001-sealed-records-ledger-check';
 
 export const SEALED_SCHEMA = 'sealed_result_store';
 
@@ -22,7 +23,7 @@ export class SealedStore implements StoreHandle {
   static async open(context: ServiceContext): Promise<SealedStore> {
     const database = await openPostgresStore(context, {
       schema: SEALED_SCHEMA,
-      migrations: [SealedRecords1767225600000, SealedRecordsLeanIndexes1767830400000],
+      migrations: [SealedRecords1767225600000, SealedRecordsLeanIndexes1767830400000, SealedRecordsLedgerCheck1769000000001],
     });
     try {
       const { rows } = await database.query<{ revision: string }>(`SELECT revision FROM "${database.schema}".sealed_store_revision`);

@@ -16,6 +16,10 @@ export const sealedConfigSchema = z.object({
   /** Period of the background collector; 0 disables it (the `gc` operation still works). */
   SEALED_GC_INTERVAL_MS: int(0, 24 * 60 * 60 * 1000).default(60 * 1000),
   SEALED_GC_BATCH: int(1, 100_000).default(1000),
+  /** How old a PENDING record must be before the recovery pass asks the ledger whether an event references it. */
+  SEALED_RECOVER_AFTER_MS: int(0, 24 * 60 * 60 * 1000).default(30 * 1000),
+  /** How long GC and the recovery pass wait for the ledger's answer (no answer: nothing is deleted). */
+  SEALED_LEDGER_TIMEOUT_MS: int(100, 60 * 1000).default(5000),
 });
 
 export interface SealedConfig {
@@ -25,6 +29,8 @@ export interface SealedConfig {
   uploadTtlMs: number;
   gcIntervalMs: number;
   gcBatch: number;
+  recoverAfterMs: number;
+  ledgerTimeoutMs: number;
   /** Chunk size and inline threshold are protocol constants, kept here so tests and the service share them. */
   chunkBytes: number;
   inlineMaxBytes: number;
@@ -38,6 +44,8 @@ export const sealedConfig = sealedConfigSchema.transform((c): SealedConfig => ({
   uploadTtlMs: c.SEALED_UPLOAD_TTL_MS,
   gcIntervalMs: c.SEALED_GC_INTERVAL_MS,
   gcBatch: c.SEALED_GC_BATCH,
+  recoverAfterMs: c.SEALED_RECOVER_AFTER_MS,
+  ledgerTimeoutMs: c.SEALED_LEDGER_TIMEOUT_MS,
   chunkBytes: SEALED_CHUNK_BYTES,
   inlineMaxBytes: SEALED_INLINE_MAX_BYTES,
 }));

@@ -6,7 +6,7 @@
  * - `commit.after-write`: the record is COMMITTED, the reply not yet sent (late commit / lost reply).
  * - `resolve.before-release`: the digest verified, the bytes not yet released.
  * - `chunk.after-write`: a staged chunk is durable, the reply not yet sent.
- * - `gc.before-delete`: the collector is about to run its guarded delete.
+ * - `gc.before-delete`: the ledger has answered and its references are committed; the guarded delete is next.
  */
 export type SealedFaultPoint =
   'create.after-store-write' | 'commit.before-write' | 'commit.after-write' | 'resolve.before-release' | 'chunk.after-write' | 'gc.before-delete';

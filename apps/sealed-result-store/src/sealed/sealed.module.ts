@@ -1,5 +1,6 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { FAULT_POINTS, FaultPoints } from '@apphost/runtime';
+import { SealedCollector } from './sealed-collector';
 import type { SealedConfig } from './sealed.config';
 import type { SealedFaultPoint } from './sealed.faults';
 import { SealedResultHandlers } from './sealed-result.handlers';
@@ -17,9 +18,10 @@ export class SealedModule {
         { provide: SEALED_CONFIG, useValue: config },
         { provide: FAULT_POINTS, useValue: new FaultPoints<SealedFaultPoint>() },
         SealedResultService,
+        SealedCollector,
         SealedResultHandlers,
       ],
-      exports: [SealedResultService, FAULT_POINTS],
+      exports: [SealedResultService, SealedCollector, FAULT_POINTS],
     };
   }
 }

@@ -3,6 +3,7 @@ import type { SessionKey } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { SealedResultClient } from '@apphost/sealed-results';
 import { bootService, type ServiceUnderTest } from '@apphost/testing';
+import { SealedCollector } from '../sealed/sealed-collector';
 import { SealedResultService } from '../sealed/sealed-result.service';
 import type { SealedFaultPoint } from '../sealed/sealed.faults';
 import { sealedResultStoreService } from '../service';
@@ -12,6 +13,7 @@ export interface SealedUnderTest {
   service: ServiceUnderTest;
   client: SealedResultClient;
   domain: SealedResultService;
+  collector: SealedCollector;
   faults: FaultPoints<SealedFaultPoint>;
   pg: Client;
   schema: string;
@@ -31,6 +33,7 @@ export async function bootSealed(url: string, prefix: string, env: Record<string
     service,
     client: new SealedResultClient(service.client, { timeoutMs: 20_000 }),
     domain,
+    collector: service.running.app.get(SealedCollector),
     faults: service.running.app.get<FaultPoints<SealedFaultPoint>>(FAULT_POINTS),
     pg,
     schema,

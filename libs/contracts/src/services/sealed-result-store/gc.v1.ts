@@ -7,12 +7,16 @@ export const sealedGcRequestSchema = z.strictObject({
 });
 export const sealedGcResponseSchema = z.strictObject({
   deletedRecords: z.number().int().min(0),
+  /** Expired PENDING records an appended event references: committed to that event instead of deleted. */
+  committedRecords: z.number().int().min(0),
   deletedUploads: z.number().int().min(0),
 });
 
 /**
- * `apphost.sealed-result-store.gc.v1`: one guarded pass of the collector (it also runs on a timer): deletes only
- * PENDING records past their TTL that no commit bound to an event, and expired staged uploads.
+ * `apphost.sealed-result-store.gc.v1`: one guarded pass of the collector (it also runs on a timer). It asks the
+ * authoritative ledger (`lifecycle-store.which-references-are-appended.v1`) about the PENDING records past their
+ * TTL, commits those an event references, and deletes only the others (and those of a fenced incarnation), plus
+ * expired staged uploads. When the ledger cannot answer: UNAVAILABLE (`LEDGER_UNAVAILABLE`), no record deleted.
  */
 export const SealedGc = defineContract({
   service: 'sealed-result-store',
@@ -20,5 +24,5 @@ export const SealedGc = defineContract({
   version: 1,
   request: sealedGcRequestSchema,
   response: sealedGcResponseSchema,
-  errors: ['INVALID_ARGUMENT'],
+  errors: ['INVALID_ARGUMENT', 'UNAVAILABLE'],
 });

@@ -15,5 +15,6 @@ export const SealedReasons = defineReasons([
   'CHUNK_CONFLICT',
   'CHUNK_SIZE',
   'DIGEST_MISMATCH',
+  'LEDGER_UNAVAILABLE',
 ]);
 export type SealedReason = ReasonOf<typeof SealedReasons>;
