@@ -12,3 +12,4 @@ export * from './lib/postgres-targets';
 export * from './fixtures';
 export * from './lib/widgets';
 export * from './lib/service-config';
+export * from './lib/tcp-proxy';
