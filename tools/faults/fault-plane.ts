@@ -14,7 +14,7 @@ import {
   uniquePrefix,
   type TcpProxy,
 } from '@apphost/testing';
-import { ReadmeFlow, vanillaToolset, type Reply } from '../plane/readme-flow';
+import { ReadmeFlow, vanillaToolset, type Reply } from '../plane/readme-harness';
 import { PrivateServer } from './private-servers';
 
 const LAUNCHER = 'tools/plane/start-services.ts';
@@ -37,6 +37,7 @@ export type Seen = Reply | { status: 0; error: string };
 export class FaultPlane {
   readonly seen: Seen[] = [];
   readonly killed = new Set<string>();
+  private readonly killedPids = new Map<string, number>();
   /** Every session the suite opened: the ledger check walks them all. */
   readonly sessions = new Set<string>();
 
@@ -122,20 +123,22 @@ export class FaultPlane {
     return this.launcher.exitCode === null && this.launcher.signalCode === null;
   }
 
-  /** SIGKILL of one service; resolves once the launcher has restarted it and its probe is healthy again. */
+  /** SIGKILL of one service's current process (see `restarted`). */
   async kill(name: string): Promise<void> {
     const before = this.services().get(name);
     if (!before) throw new Error(`no service ${name}`);
     this.killed.add(name);
+    this.killedPids.set(name, before.pid);
     process.kill(before.pid, 'SIGKILL');
   }
 
+  /** Resolves once the launcher has started `name` again after `kill` and its probe answers /healthz. */
   async restarted(name: string, boundMs = 60_000): Promise<void> {
-    const killedPid = [...this.launcherOutput.matchAll(new RegExp(`^${name} pid (\\d+) exited`, 'gm'))].pop()?.[1];
+    const killedPid = this.killedPids.get(name);
     await eventually(
       async () => {
         const now = this.services().get(name);
-        if (!now || String(now.pid) === killedPid || !killedPid) return undefined;
+        if (!now || now.pid === killedPid) return undefined;
         const res = await fetch(`http://127.0.0.1:${now.probePort}/healthz`).catch(() => undefined);
         return res?.ok ? true : undefined;
       },

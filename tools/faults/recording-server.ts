@@ -9,11 +9,12 @@ import { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { z } from 'zod';
 
-const recordFile = process.argv.find((a) => a.startsWith('--record='))?.slice('--record='.length);
-if (!recordFile) {
+const recordArg = process.argv.find((a) => a.startsWith('--record='))?.slice('--record='.length);
+if (!recordArg) {
   process.stderr.write('recording-server: --record=<path> is required\n');
   process.exit(2);
 }
+const recordFile: string = recordArg;
 
 function build(): McpServer {
   const server = new McpServer({ name: 'apphost-fault-recorder', version: '1.0.0' }, { capabilities: { tools: {} } });
@@ -25,7 +26,7 @@ function build(): McpServer {
     },
     async ({ key, delayMs }) => {
       // Recorded first: an execution counts even if the caller never sees its answer.
-      fs.appendFileSync(recordFile!, `${key}\n`);
+      fs.appendFileSync(recordFile, `${key}\n`);
       if (delayMs) await new Promise((r) => setTimeout(r, delayMs));
       return { content: [{ type: 'text' as const, text: `recorded ${key}` }] };
     },

@@ -12,9 +12,9 @@ export async function underFault(
   expectations: FaultExpectations,
   action: () => Promise<void>,
 ): Promise<FaultOutcome> {
-  const firstSeen = plane.seen.length;
+  const before = { seen: plane.seen.length, executions: plane.executions() };
   await action();
-  const outcome = await checkInvariants(plane, fault, firstSeen, Date.now(), expectations);
+  const outcome = await checkInvariants(plane, fault, before, Date.now(), expectations);
   rows.push(outcome);
   return outcome;
 }

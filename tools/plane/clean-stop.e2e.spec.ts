@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { eventually, freePort, PUBLISHED_SERVERS, REPO_ROOT } from '@apphost/testing';
 import { ENTRY } from './plane-process';
-import { ReadmeFlow, vanillaToolset } from './readme-flow';
+import { ReadmeFlow, vanillaToolset } from './readme-harness';
 
 /**
  * `npm start` stopped the way a terminal does it: SIGINT to the whole process group. The embedded PostgreSQL runs in
@@ -49,9 +49,11 @@ async function ready(base: string, child: ChildProcess & { log(): string }): Pro
 
 /** Ctrl-C: SIGINT to the group; resolves with the exit code (SIGKILL to the group after the bound). */
 async function interruptGroup(child: ChildProcess, boundMs: number): Promise<number | string | null> {
+  const group = child.pid;
+  if (group === undefined) throw new Error('the plane has no pid');
   const exited = new Promise<number | string | null>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal)));
-  process.kill(-child.pid!, 'SIGINT');
-  const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), boundMs);
+  process.kill(-group, 'SIGINT');
+  const timer = setTimeout(() => process.kill(-group, 'SIGKILL'), boundMs);
   const code = await exited;
   clearTimeout(timer);
   return code;

@@ -16,22 +16,23 @@ export interface ToolCall {
 
 /**
  * The README walkthrough's HTTP calls (profile, toolsets, session, catalog, batch) as a small client, so e2e and fault
- * tests drive the plane the way a runtime does. Every call has a deadline (`timeoutMs`).
+ * tests drive the plane the way a runtime does. Every call has a deadline (`deadlineMs`).
  */
 export class ReadmeFlow {
   constructor(
     readonly base: string,
     private readonly tokenFile: string,
-    private readonly timeoutMs = 15_000,
+    /** The deadline the plane is given (`x-apphost-timeout-ms`); the client gives up a little after it. */
+    private readonly deadlineMs = 10_000,
   ) {}
 
   async request<T = Record<string, unknown>>(method: string, route: string, body?: unknown): Promise<Reply<T>> {
     const token = fs.readFileSync(this.tokenFile, 'utf8').trim();
     const res = await fetch(`${this.base}${route}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-apphost-timeout-ms': String(this.deadlineMs) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(this.timeoutMs),
+      signal: AbortSignal.timeout(this.deadlineMs + 5_000),
     });
     const text = await res.text();
     return { status: res.status, body: (text ? JSON.parse(text) : {}) as T };
