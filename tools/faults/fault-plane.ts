@@ -40,6 +40,8 @@ export class FaultPlane {
   private readonly killedPids = new Map<string, number>();
   /** Every session the suite opened: the ledger check walks them all. */
   readonly sessions = new Set<string>();
+  /** Losses already in an earlier fault's row. */
+  readonly reportedLosses = new Set<string>();
 
   private constructor(
     readonly nats: PrivateServer,

@@ -96,7 +96,10 @@ export async function checkInvariants(
   for (const [key, count] of plane.executions()) if (count > 1 && count > (before.executions.get(key) ?? 0)) lost.push(`${key} executed ${count} times`);
 
   lost.push(...(await unresolvableAfterGc(plane)));
-  return { fault, codes: [...codes].sort(), recoveredMs, lost: [...new Set(lost)] };
+  // A loss an earlier fault caused (a broken session) belongs to that fault's row, not to every row after it.
+  const fresh = [...new Set(lost)].filter((problem) => !plane.reportedLosses.has(problem));
+  fresh.forEach((problem) => plane.reportedLosses.add(problem));
+  return { fault, codes: [...codes].sort(), recoveredMs, lost: fresh };
 }
 
 async function unresolvableAfterGc(plane: FaultPlane): Promise<string[]> {
