@@ -3,7 +3,11 @@ import { ConfigError } from '@apphost/runtime';
 import { parsePlaneConfig } from './plane-config';
 import { startPlane } from './plane';
 
-/** `npm start`: the whole plane in one process. Ctrl-C (or SIGTERM) stops it cleanly; data stays in APPHOST_HOME. */
+/**
+ * `npm start`: the whole plane in one process. Ctrl-C (or SIGTERM) stops it in order, the embedded database last
+ * (it runs in its own process group, so the terminal's signal does not reach it); a second Ctrl-C forces the stop.
+ * Data stays in APPHOST_HOME.
+ */
 async function main(): Promise<void> {
   let config;
   try {
@@ -18,9 +22,13 @@ async function main(): Promise<void> {
   );
   let stopping = false;
   const shutdown = (signal: string) => {
-    if (stopping) return;
+    if (stopping) {
+      // A second Ctrl-C: give up on the orderly stop; the embedded database still gets its fast shutdown on exit.
+      process.stdout.write(`\n${signal}: forcing the stop\n`);
+      process.exit(130);
+    }
     stopping = true;
-    process.stdout.write(`\n${signal}: stopping AppHost…\n`);
+    process.stdout.write(`\n${signal}: stopping AppHost (services, then the database; again to force)…\n`);
     plane.stop().then(
       () => process.exit(0),
       () => process.exit(1),

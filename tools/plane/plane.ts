@@ -10,6 +10,7 @@ import { loadServiceDefinitions } from './services';
 export interface RunningPlane {
   url: string;
   tokenFile: string;
+  /** Services in reverse start order (gateway first), the embedded database last. */
   stop(): Promise<void>;
 }
 
@@ -26,9 +27,13 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
   const logger = createLogger('plane', instanceId, config.LOG_LEVEL);
   const cleanups: Array<() => Promise<void>> = [];
   const running: RunningService[] = [];
+  let database: EmbeddedPostgres | undefined;
+  // Reverse start order (gateway first), then the bus and tracing, the database last: services record their
+  // state in it while they stop.
   const stop = async () => {
     for (const service of running.reverse()) await service.close().catch((err: unknown) => logger.error({ err }, `${service.name} did not stop cleanly`));
     for (const cleanup of cleanups.reverse()) await cleanup().catch((err: unknown) => logger.error({ err }, 'cleanup failed'));
+    await database?.stop().catch((err: unknown) => logger.error({ err }, 'embedded postgres did not stop cleanly'));
   };
 
   try {
@@ -41,9 +46,8 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
 
     let databaseUrl = config.DATABASE_URL;
     if (!databaseUrl) {
-      const pg: EmbeddedPostgres = await startEmbeddedPostgres({ dataDir: path.join(config.home, 'pg'), logger });
-      cleanups.push(() => pg.stop());
-      databaseUrl = pg.url;
+      database = await startEmbeddedPostgres({ dataDir: path.join(config.home, 'pg'), logger });
+      databaseUrl = database.url;
     }
 
     const tokenFile = path.join(config.home, 'dev-token');

@@ -115,7 +115,7 @@ export async function startEmbeddedPostgres(input: EmbeddedPostgresOptions): Pro
       port,
       dataDir,
       pid: server.pid,
-      stop: () => (stopping ??= stopServer(server)),
+      stop: () => (stopping ??= stopServer(server).then(() => logger?.info({ dataDir, pid: server.pid }, 'embedded postgres stopped'))),
     };
   }
 }

@@ -21,6 +21,9 @@ export function runPostgresProgram(file: string, args: string[], runAs: RunAs, l
     // `/` is readable by the postgres user even when this process's cwd (e.g. /root) is not.
     cwd: runAs ? '/' : undefined,
     stdio: ['ignore', 'pipe', 'pipe'],
+    // Its own process group: a terminal's Ctrl-C (SIGINT to the foreground group) must not stop the database
+    // while the services still use it; the owner stops it last (and on exit, see startEmbeddedPostgres).
+    detached: true,
     ...(runAs ? { uid: runAs.uid, gid: runAs.gid } : {}),
   });
   const lines: string[] = [];
