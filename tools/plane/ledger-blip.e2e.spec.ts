@@ -1,7 +1,7 @@
-import { AppHostError, LifecycleListEvents, RegistryPutProfile, RegistryPutToolset, SealedGc, SealedResolve, type PublicEvent } from '@apphost/contracts';
+import { AppHostError, LifecycleListEvents, SealedGc, SealedResolve, type PublicEvent } from '@apphost/contracts';
 import { dropSchemasWithPrefix, startFakeProviders, startPrivateNats, uniquePrefix, type PrivateNats } from '@apphost/testing';
-import { fixtureSpec, profile, token } from './catalog-harness';
-import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
+import { token } from './catalog-harness';
+import { bindNonceToolset, bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
 /**
  * No durable event loses its sealed result: tool batches run through the real plane while its NATS freezes for
@@ -30,13 +30,7 @@ describe('a bus blip during tool batches', () => {
       { GOVERNED_SEAL_PENDING_TTL_MS: '0', BUS_TIMEOUT_MS: '1500' },
     );
     alice = await token('alice');
-    await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
-    const put = await plane.registry.client.request(
-      RegistryPutToolset,
-      { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') },
-      { timeoutMs: 30_000 },
-    );
-    expect(put.status.state).toBe('PROFILE_BOUND');
+    await bindNonceToolset(plane.registry);
   }, 60_000);
 
   afterAll(async () => {

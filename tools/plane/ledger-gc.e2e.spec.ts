@@ -59,6 +59,8 @@ describe('sealed-record GC asks the authoritative ledger', () => {
   let lifecycle: ServiceUnderTest;
   let sealed: ServiceUnderTest;
   let stopAll: () => Promise<void>;
+  /** A lifecycle-store booted again after a test stopped the first: bootServices' stop does not know it. */
+  let restarted: ServiceUnderTest | undefined;
   let client: SealedResultClient;
   let pg: Client;
   let sessions = 0;
@@ -77,6 +79,7 @@ describe('sealed-record GC asks the authoritative ledger', () => {
 
   afterAll(async () => {
     await pg?.end();
+    await restarted?.stop();
     await stopAll?.();
     await dropSchemasWithPrefix(prefix);
   });
@@ -159,7 +162,7 @@ describe('sealed-record GC asks the authoritative ledger', () => {
       expect((await stateOf(kept.ref.recordId))?.state).toBe('PENDING');
       expect((await stateOf(orphan.ref.recordId))?.state).toBe('PENDING');
     } finally {
-      lifecycle = await bootService(byName('lifecycle-store'), prefix, LIFECYCLE_ENV);
+      lifecycle = restarted = await bootService(byName('lifecycle-store'), prefix, LIFECYCLE_ENV);
     }
     const eventId = await appendReferencing(session, { fc: referenced.functionCallId, recordId: kept.ref.recordId });
     await sealed.client.request(SealedGc, {});

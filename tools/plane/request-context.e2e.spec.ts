@@ -1,5 +1,5 @@
 import { InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { RegistryPutProfile, RegistryPutToolset, type RunToolBatchResponse } from '@apphost/contracts';
+import { type RunToolBatchResponse } from '@apphost/contracts';
 import { FAULT_POINTS, registerTracerProvider, type FaultPoints, type Tracing } from '@apphost/runtime';
 import {
   captureServiceLogs,
@@ -11,8 +11,8 @@ import {
   type PrivateNats,
   type Stoppable,
 } from '@apphost/testing';
-import { fixtureSpec, profile, token } from './catalog-harness';
-import { bootBatchPlane, type BatchPlane } from './tool-batches-harness';
+import { token } from './catalog-harness';
+import { bindNonceToolset, bootBatchPlane, type BatchPlane } from './tool-batches-harness';
 
 /**
  * One request context from the HTTP edge through every bus hop: the caller's correlation id in every service's log
@@ -51,13 +51,7 @@ describe('request context across the plane', () => {
     providers = await startFakeProviders(nats.url, ['export-audit']);
     plane = await bootBatchPlane(nats.url, prefix, { CATALOG_APP_TOOLSETS: JSON.stringify({ 'ctx-app': [{ toolsetId: 'nonce' }] }) });
     alice = await token('alice');
-    await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
-    const put = await plane.registry.client.request(
-      RegistryPutToolset,
-      { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') },
-      { timeoutMs: 30_000 },
-    );
-    expect(put.status.state).toBe('PROFILE_BOUND');
+    await bindNonceToolset(plane.registry);
   }, 120_000);
 
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
-import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
+import { ConnCallTool, RegistryAcquireGeneration } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import {
   bootService,
@@ -11,8 +11,9 @@ import {
   type PrivateNats,
   type ServiceUnderTest,
 } from '@apphost/testing';
-import { baseUrlOf, fixtureSpec, JWT_GATEWAY_ENV, profile, token } from './catalog-harness';
+import { baseUrlOf, JWT_GATEWAY_ENV, token } from './catalog-harness';
 import { loadServiceDefinitions } from './services';
+import { bindNonceToolset } from './tool-batches-harness';
 
 /**
  * One execution per call through the whole plane: the real gateway, lifecycle-store, sealed-result-store (booted
@@ -108,13 +109,7 @@ describe('tool batch retries in the plane', () => {
       { NATS_URL: nats.url },
     );
     alice = await token('alice');
-    await plane.services.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
-    const put = await plane.services.registry.client.request(
-      RegistryPutToolset,
-      { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') },
-      { timeoutMs: 30_000 },
-    );
-    expect(put.status.state).toBe('PROFILE_BOUND');
+    await bindNonceToolset(plane.services.registry);
   }, 120_000);
 
   afterAll(async () => {

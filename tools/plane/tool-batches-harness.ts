@@ -1,5 +1,6 @@
+import { RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
 import { bootServices, type ServiceUnderTest } from '@apphost/testing';
-import { baseUrlOf, JWT_GATEWAY_ENV } from './catalog-harness';
+import { baseUrlOf, fixtureSpec, JWT_GATEWAY_ENV, profile } from './catalog-harness';
 import { loadServiceDefinitions } from './services';
 
 export interface BatchPlane {
@@ -41,4 +42,11 @@ export async function bootBatchPlane(
     { NATS_URL: natsUrl },
   );
   return { ...services, base: baseUrlOf(services.gateway), stop };
+}
+
+/** Binds the `stateful-nonce` fixture as toolset `nonce` under profile `p1`, the toolset most batch tests call. */
+export async function bindNonceToolset(registry: ServiceUnderTest): Promise<void> {
+  await registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
+  const put = await registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
+  if (put.status.state !== 'PROFILE_BOUND') throw new Error(`toolset nonce is ${put.status.state}, not PROFILE_BOUND`);
 }

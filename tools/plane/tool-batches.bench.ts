@@ -1,10 +1,9 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
 import { dropSchemasWithPrefix, fixtureServerCommand, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { positiveIntEnv, round3, runBench, runLoad } from '../bench/harness';
-import { fixtureSpec, profile, token } from './catalog-harness';
-import { bootBatchPlane } from './tool-batches-harness';
+import { token } from './catalog-harness';
+import { bindNonceToolset, bootBatchPlane } from './tool-batches-harness';
 
 /**
  * The model-batch benchmark (`npm run bench:model-batch`): a one-call UI batch
@@ -25,8 +24,7 @@ async function main(): Promise<void> {
   let plane: Awaited<ReturnType<typeof bootBatchPlane>> | undefined;
   try {
     plane = await bootBatchPlane(nats.url, prefix, { CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'nonce' }] }) });
-    await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
-    await plane.registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
+    await bindNonceToolset(plane.registry);
     const fixture = fixtureServerCommand('stateful-nonce');
     await direct.connect(new StdioClientTransport({ ...fixture, env: getDefaultEnvironment(), stderr: 'ignore' }));
     const auth = { authorization: `Bearer ${await token('bench')}`, 'content-type': 'application/json' };

@@ -94,7 +94,10 @@ export class NatsTransport implements BusTransport {
 
   async close(): Promise<void> {
     if (this.nc.isClosed()) return;
-    await this.nc.drain();
+    // Draining needs the server; while the link is down (or the drain fails) close outright, or the client's
+    // reconnect timers would keep the process alive.
+    if (!this.linkUp) return this.nc.close();
+    await this.nc.drain().catch(() => this.nc.close());
   }
 }
 
