@@ -5,6 +5,11 @@ import { writeFaultRows } from './fault-table';
 import type { FaultOutcome } from './invariants';
 import { FAULT_CODES, underFault } from './under-fault';
 
+type Reply = Awaited<ReturnType<FaultPlane['call']>>;
+const isFinal = (reply: Reply): boolean =>
+  reply.status === 200 ||
+  (reply.status === 504 && (reply.body as { error?: { details?: { reason?: string } } } | undefined)?.error?.details?.reason === 'EXECUTED_NOT_RECORDED');
+
 /** SIGKILL of each of the seven service processes, idle and mid-flight; the launcher restarts it as a pod would be. */
 jest.setTimeout(90_000);
 
@@ -42,8 +47,9 @@ describe('fault suite: SIGKILL of a service', () => {
       await plane.kill('governed-operations');
       await inFlight;
       await plane.restarted('governed-operations');
-      // The runtime retries the same invocation and call id until it gets an answer.
-      await eventually(async () => ((await send()).status === 200 ? true : undefined), 30_000, 500);
+      // The runtime retries the same invocation and call id until it gets a final answer: the recorded event (200),
+      // or, as the tool ran and its run died before recording it, OUTCOME_UNKNOWN `EXECUTED_NOT_RECORDED` at once.
+      await eventually(async () => (isFinal(await send()) ? true : undefined), 30_000, 500);
     });
     expect(plane.executions().get(key)).toBe(1);
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
@@ -52,17 +58,17 @@ describe('fault suite: SIGKILL of a service', () => {
   it('SIGKILL of lifecycle-store mid-create: every session asked for exists once the store is back', async () => {
     const ids = Array.from({ length: 6 }, (_, i) => `kill-create-${Date.now()}-${i}`);
     ids.forEach((id) => plane.sessions.add(id));
-    // The retried create may honestly answer CONFLICT (ALREADY_EXISTS); a session stuck in CREATING is caught below.
-    const outcome = await underFault(plane, rows, 'SIGKILL lifecycle-store (mid-create)', { allowedCodes: [...FAULT_CODES, 'CONFLICT'] }, async () => {
-      const creates = ids.map((id) => plane.call((flow) => flow.openSession(id)));
+    // Each create carries its idempotency key (creationOperationId), as a runtime that retries does: the retry with
+    // the same key completes the interrupted creation instead of waiting out the dead creator's lease.
+    const opOf = (id: string) => `op-${id}`;
+    const outcome = await underFault(plane, rows, 'SIGKILL lifecycle-store (mid-create)', { allowedCodes: FAULT_CODES }, async () => {
+      const creates = ids.map((id) => plane.call((flow) => flow.openSession(id, opOf(id))));
       await sleep(30);
       await plane.kill('lifecycle-store');
       await Promise.all(creates);
       await plane.restarted('lifecycle-store');
-      for (const id of ids) {
-        // A create that may have run is retried; "already exists" is an honest answer to the retry.
-        await eventually(async () => ([201, 409].includes((await plane.call((flow) => flow.openSession(id))).status) ? true : undefined), 30_000, 500);
-      }
+      for (const id of ids)
+        await eventually(async () => ((await plane.call((flow) => flow.openSession(id, opOf(id)))).status === 201 ? true : undefined), 30_000, 500);
     });
     for (const id of ids) expect((await plane.flow.request('GET', `/v1/sessions/${id}?appName=demo`)).body).toMatchObject({ sessionId: id, state: 'ACTIVE' });
     expect(outcome.lost).toEqual([]);

@@ -87,7 +87,9 @@ describe('a bus blip during tool batches', () => {
     const startedBefore = statuses.length;
     nats.pause();
     await new Promise((r) => setTimeout(r, BLIP_MS));
+    const duringBlip = statuses.length - startedBefore;
     nats.resume();
+    const atResume = statuses.length;
     await running;
     const failed = statuses.filter((s) => s !== 200).length;
 
@@ -123,10 +125,12 @@ describe('a bus blip during tool batches', () => {
     }
     // The numbers of this run, for the record (the assertions below are what the test proves).
     process.stdout.write(
-      `ledger blip: batches=${BATCHES} before-blip=${startedBefore} blip=${BLIP_MS}ms failed=${failed} descriptors=${descriptors} gc-committed=${gc.committedRecords} gc-deleted=${gc.deletedRecords} lost=${lost}\n`,
+      `ledger blip: batches=${BATCHES} before-blip=${startedBefore} answered-during-blip=${duringBlip} blip=${BLIP_MS}ms failed=${failed} descriptors=${descriptors} gc-committed=${gc.committedRecords} gc-deleted=${gc.deletedRecords} lost=${lost}\n`,
     );
     expect(statuses).toHaveLength(BATCHES);
-    expect(failed).toBeGreaterThan(0); // the blip really cut requests
+    // The blip landed mid-flow: batches were still to run when the bus came back. (Whether replies are lost, and so
+    // how many batches fail, varies from run to run; nothing lost is what must hold either way.)
+    expect(atResume).toBeLessThan(BATCHES);
     expect(descriptors).toBeGreaterThanOrEqual(WORKERS + BATCHES - failed);
     expect(lost).toBe(0);
   }, 60_000);

@@ -45,8 +45,9 @@ export class ReadmeFlow {
     for (const [id, toolset] of Object.entries(toolsets)) expectOk(await this.request('PUT', `/v1/toolsets/${id}`, toolset), `toolset ${id}`);
   }
 
-  openSession(sessionId: string): Promise<Reply> {
-    return this.request('POST', '/v1/sessions', { appName: 'demo', sessionId });
+  /** `creationOperationId` is the create's idempotency key: a retry with the same one completes that creation. */
+  openSession(sessionId: string, creationOperationId?: string): Promise<Reply> {
+    return this.request('POST', '/v1/sessions', { appName: 'demo', sessionId, ...(creationOperationId ? { creationOperationId } : {}) });
   }
 
   deleteSession(sessionId: string): Promise<Reply> {

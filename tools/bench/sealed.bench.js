@@ -1,0 +1,274 @@
+"use strict";
+var __importDefault = (this && this.__importDefault) || function (mod) {
+    return (mod && mod.__esModule) ? mod : { "default": mod };
+};
+Object.defineProperty(exports, "__esModule", { value: true });
+require("reflect-metadata");
+const node_child_process_1 = require("node:child_process");
+const node_crypto_1 = require("node:crypto");
+const node_perf_hooks_1 = require("node:perf_hooks");
+const pg_1 = require("pg");
+const pino_1 = __importDefault(require("pino"));
+const bus_1 = require("@apphost/bus");
+const canonical_json_1 = require("@apphost/canonical-json");
+const contracts_1 = require("@apphost/contracts");
+const node_path_1 = __importDefault(require("node:path"));
+const runtime_1 = require("@apphost/runtime");
+const harness_1 = require("./harness");
+/**
+ * `npm run bench:sealed`: the sealed-result store through the typed bus (create + resolve, in-process service on
+ * NATS, against PostgreSQL) vs raw `pg` insert + select of the same canonical bytes, in the same run; plus the
+ * store's digest verification cost per MiB. See tools/bench/README.md.
+ */
+const DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
+const NATS_URL = process.env['NATS_URL'] ?? 'nats://127.0.0.1:4222';
+const ROUNDS = (0, harness_1.positiveIntEnv)('BENCH_ROUNDS', 3);
+/** The store's pool size (TypeORM/pg default); the raw side gets the same. */
+const POOL_SIZE = 10;
+const SESSIONS = 256;
+/** `BENCH_SERVICE=process`: the store in its own process (as deployed); default in-process. */
+const OWN_PROCESS = process.env['BENCH_SERVICE'] === 'process';
+const ALL_CASES = [
+    { sizeKib: 4, inflight: 1, total: (0, harness_1.positiveIntEnv)('BENCH_TOTAL_4K_1', 1000) },
+    { sizeKib: 4, inflight: 16, total: (0, harness_1.positiveIntEnv)('BENCH_TOTAL_4K_16', 4000), target: 0.5 },
+    { sizeKib: 512, inflight: 1, total: (0, harness_1.positiveIntEnv)('BENCH_TOTAL_512K_1', 100) },
+    { sizeKib: 512, inflight: 16, total: (0, harness_1.positiveIntEnv)('BENCH_TOTAL_512K_16', 300) },
+];
+/** `BENCH_CASES=4:16,512:1` runs a subset (size KiB:in flight); all four by default. */
+const CASE_FILTER = process.env['BENCH_CASES']?.split(',');
+const CASES = CASE_FILTER ? ALL_CASES.filter((c) => CASE_FILTER.includes(`${c.sizeKib}:${c.inflight}`)) : ALL_CASES;
+/**
+ * `raw-pg` is the baseline the target is measured against: the same durable writes the store's semantics need for
+ * create + resolve-with-event (insert, then bind-to-event + read: two fsync'd commits). `raw-pg-1commit` is the
+ * literal "insert + select" (one commit), reported for reference (`ratio_ops_1commit`).
+ */
+const VARIANTS = ['raw-pg', 'raw-pg-1commit', 'typed-bus'];
+// Apps never import each other and tools compose them at run time, by path (as tools/plane does).
+const app = node_path_1.default.resolve(__dirname, '..', '..', 'apps', 'sealed-result-store', 'src');
+const { sealedResultStoreService } = require(node_path_1.default.join(app, 'service.ts'));
+const { sealedDigest } = require(node_path_1.default.join(app, 'sealed', 'sealed-digest.ts'));
+const { SealedResultService } = require(node_path_1.default.join(app, 'sealed', 'sealed-result.service.ts'));
+function envelopeOf(bytes, functionCallId) {
+    const rows = [];
+    const base = {
+        result: { content: [{ type: 'text', text: 'dashboard ready' }], structuredContent: { rows } },
+        refresh: {
+            serverId: 'srv-bench',
+            toolsetId: 'ts-bench',
+            nativeToolName: 'show_agent_dashboard',
+            arguments: { kind: 'inline', value: { days: 7 } },
+            catalogGeneration: 'cat-1',
+            bindingRevision: 'k1:v1:bench',
+            replayClassification: { source: 'profile:bench', revision: 'r1' },
+            initiatingOrigin: 'model',
+            correlation: { invocationId: 'inv-bench', functionCallId },
+        },
+    };
+    // Fill to exactly `bytes` canonical bytes with 1 KiB rows and one remainder row.
+    const overhead = Buffer.byteLength((0, canonical_json_1.canonicalize)(base));
+    let left = bytes - overhead;
+    for (let i = 0; left > 0; i++) {
+        const len = Math.min(1024, left - (rows.length ? 3 : 2)); // quotes (+ comma)
+        if (len < 1)
+            break;
+        rows.push(''.padEnd(len, String.fromCharCode(97 + (i % 26))));
+        left -= len + (rows.length > 1 ? 3 : 2);
+    }
+    return base;
+}
+async function main() {
+    const prefix = `t_${(0, node_crypto_1.randomBytes)(5).toString('hex')}_`;
+    const rawSchema = `${prefix}raw_bench`;
+    const transport = await bus_1.NatsTransport.connect({ servers: NATS_URL, name: `bench-sealed-${prefix}` });
+    const service = OWN_PROCESS ? await startServiceProcess(prefix, transport) : await startInProcess(prefix, transport);
+    const admin = new pg_1.Client({ connectionString: DATABASE_URL });
+    await admin.connect();
+    await admin.query(`CREATE SCHEMA "${rawSchema}"`);
+    // The store keeps bodies uncompressed and out of line (STORAGE EXTERNAL, for chunk slicing); the raw table stores
+    // the same bytes the same way, so both write the same body bytes to WAL and heap.
+    await admin.query(`CREATE TABLE "${rawSchema}".sealed (op_id text PRIMARY KEY, event_id text, digest bytea NOT NULL, body bytea NOT NULL)`);
+    await admin.query(`ALTER TABLE "${rawSchema}".sealed ALTER COLUMN body SET STORAGE EXTERNAL`);
+    const sync = await admin.query('SHOW synchronous_commit');
+    if (sync.rows[0].synchronous_commit !== 'on')
+        throw new Error('bench:sealed compares fsync-durable commits: synchronous_commit must be on');
+    // Same pool size on both sides: read the store's own pool (TypeORM's pg pool) rather than assume its default.
+    const storePoolSize = service.poolSize ?? POOL_SIZE;
+    if (storePoolSize !== POOL_SIZE)
+        throw new Error(`the store's pool has ${storePoolSize} connections; the raw pool has ${POOL_SIZE}`);
+    const pool = new pg_1.Pool({ connectionString: DATABASE_URL, max: POOL_SIZE });
+    const client = new bus_1.BusClient({ transport, defaultTimeoutMs: 30_000 });
+    try {
+        const sessions = Array.from({ length: SESSIONS }, (_, i) => ({
+            tenant: 'bench',
+            appName: 'dash',
+            userId: `u${i % 16}`,
+            sessionId: `s${i}-${prefix}`,
+        }));
+        let seq = 0;
+        const callsFor = (sizeKib) => {
+            const envelope = envelopeOf(sizeKib * 1024, 'fc-bench');
+            const body = Buffer.from((0, canonical_json_1.canonicalize)(envelope), 'utf8');
+            if (body.length !== sizeKib * 1024)
+                throw new Error(`bench envelope is ${body.length} bytes, wanted ${sizeKib * 1024}`);
+            const digest = sealedDigest(body);
+            return {
+                'raw-pg': async () => {
+                    const n = seq++;
+                    const id = `op-${n}`;
+                    await pool.query(`INSERT INTO "${rawSchema}".sealed (op_id, digest, body) VALUES ($1, $2, $3)`, [id, digest, body]);
+                    const { rows } = await pool.query(`UPDATE "${rawSchema}".sealed SET event_id = $2 WHERE op_id = $1 AND (event_id IS NULL OR event_id = $2) RETURNING digest, body`, [id, `evt-${n}`]);
+                    if (!sealedDigest(rows[0].body).equals(rows[0].digest))
+                        throw new Error('raw bind returned other bytes');
+                },
+                'raw-pg-1commit': async () => {
+                    const id = `op-${seq++}`;
+                    await pool.query(`INSERT INTO "${rawSchema}".sealed (op_id, digest, body) VALUES ($1, $2, $3)`, [id, digest, body]);
+                    const { rows } = await pool.query(`SELECT body FROM "${rawSchema}".sealed WHERE op_id = $1`, [id]);
+                    if (rows[0].body.length !== body.length)
+                        throw new Error('raw select returned other bytes');
+                },
+                'typed-bus': async () => {
+                    const n = seq++;
+                    const scope = { session: sessions[n % SESSIONS], incarnation: 1, functionCallId: 'fc-bench' };
+                    const created = await client.request(contracts_1.SealedCreate, { scope, operationInstanceId: `op-${prefix}-${n}`, envelope });
+                    const key = { ...scope, eventId: `evt-${n}`, recordId: created.ref.recordId };
+                    const resolved = await client.request(contracts_1.SealedResolve, { key });
+                    if (resolved.transfer !== 'inline')
+                        throw new Error('expected an inline resolve');
+                },
+            };
+        };
+        const lines = [];
+        for (const c of CASES) {
+            const calls = callsFor(c.sizeKib);
+            for (const v of VARIANTS)
+                await (0, harness_1.runLoad)(calls[v], Math.max(10, Math.ceil(c.total / 5)), c.inflight); // warm-up
+            const rounds = { 'raw-pg': [], 'raw-pg-1commit': [], 'typed-bus': [] };
+            for (let r = 1; r <= ROUNDS; r++) {
+                for (const v of VARIANTS) {
+                    const m = await measured(() => (0, harness_1.runLoad)(calls[v], c.total, c.inflight), c.total);
+                    rounds[v].push(m);
+                    process.stderr.write(`round ${r}/${ROUNDS} ${c.sizeKib} KiB inflight=${c.inflight} ${v}: ${Math.round(m.ops_s)} ops/s p99 ${(0, harness_1.round3)(m.p99_ms)} ms` +
+                        ` node ${(0, harness_1.round3)(m.nodeCpuMsPerOp)} ms/op event loop ${(0, harness_1.round3)(m.eventLoopUtil)}\n`);
+                }
+            }
+            const med = {
+                'raw-pg': medianOf(rounds['raw-pg']),
+                'raw-pg-1commit': medianOf(rounds['raw-pg-1commit']),
+                'typed-bus': medianOf(rounds['typed-bus']),
+            };
+            for (const v of VARIANTS) {
+                const m = med[v];
+                lines.push({
+                    bench: 'sealed',
+                    variant: v,
+                    size_kib: c.sizeKib,
+                    inflight: c.inflight,
+                    total: m.total,
+                    ops_s: Math.round(m.ops_s),
+                    p50_ms: (0, harness_1.round3)(m.p50_ms),
+                    p99_ms: (0, harness_1.round3)(m.p99_ms),
+                    node_cpu_ms_per_op: (0, harness_1.round3)(m.nodeCpuMsPerOp),
+                    event_loop_util: (0, harness_1.round3)(m.eventLoopUtil),
+                });
+            }
+            const ratio = med['typed-bus'].ops_s / med['raw-pg'].ops_s;
+            lines.push({
+                bench: 'sealed',
+                size_kib: c.sizeKib,
+                inflight: c.inflight,
+                ratio_ops: (0, harness_1.round3)(ratio),
+                ratio_ops_1commit: (0, harness_1.round3)(med['typed-bus'].ops_s / med['raw-pg-1commit'].ops_s),
+                ...(c.target !== undefined ? { target: c.target, meets_target: ratio >= c.target } : {}),
+            });
+        }
+        lines.push(digestLine());
+        for (const line of lines)
+            process.stdout.write(`${JSON.stringify(line)}\n`);
+    }
+    finally {
+        await service.stop().catch(() => undefined);
+        await transport.close().catch(() => undefined);
+        await pool.end().catch(() => undefined);
+        const { rows } = await admin.query('SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [prefix]);
+        for (const { nspname } of rows)
+            await admin.query(`DROP SCHEMA "${nspname}" CASCADE`);
+        await admin.end();
+    }
+}
+/** The store started in this process on the bench's transport: the bench's event loop also runs the service. */
+async function startInProcess(prefix, transport) {
+    const service = await (0, runtime_1.startService)(sealedResultStoreService, {
+        env: { DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', LOG_LEVEL: 'silent' },
+        transport,
+        http: false,
+        processMetrics: false,
+        logger: (0, pino_1.default)({ level: 'silent' }),
+    });
+    const store = Reflect.get(service.app.get(SealedResultService).repository, 'db');
+    return { poolSize: store.poolSize, stop: () => service.close() };
+}
+/** apps/sealed-result-store/src/main.ts in its own process (its pool is the persistence default, 10). */
+async function startServiceProcess(prefix, transport) {
+    const repoRoot = node_path_1.default.resolve(__dirname, '..', '..');
+    const child = (0, node_child_process_1.spawn)(process.execPath, ['-r', node_path_1.default.join(repoRoot, 'tools/register.cjs'), node_path_1.default.join(repoRoot, 'apps/sealed-result-store/src/main.ts')], {
+        cwd: repoRoot,
+        env: {
+            ...process.env,
+            NATS_URL,
+            DATABASE_URL,
+            DATABASE_SCHEMA_PREFIX: prefix,
+            SEALED_GC_INTERVAL_MS: '0',
+            HTTP_HOST: '127.0.0.1',
+            HTTP_PORT: '0',
+            LOG_LEVEL: 'warn',
+        },
+        stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    process.on('exit', () => child.kill('SIGTERM'));
+    const bus = new bus_1.BusClient({ transport, defaultTimeoutMs: 1000 });
+    for (const deadline = Date.now() + 60_000;;) {
+        const ready = await bus.request(contracts_1.SealedResultStoreDescribe, {}).then((d) => d.stores.every((st) => st.ready), () => false);
+        if (ready)
+            break;
+        if (Date.now() > deadline || child.exitCode !== null)
+            throw new Error('the sealed-result-store process did not become ready');
+        await new Promise((r) => setTimeout(r, 200));
+    }
+    return {
+        poolSize: POOL_SIZE,
+        stop: async () => {
+            if (child.exitCode !== null)
+                return;
+            const exited = new Promise((resolve) => child.once('exit', resolve));
+            child.kill('SIGTERM');
+            await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
+        },
+    };
+}
+/** `medianRound` returns one of the rounds it is given. */
+const medianOf = (rounds) => (0, harness_1.medianRound)(rounds);
+async function measured(run, total) {
+    const cpu0 = process.cpuUsage();
+    const elu0 = node_perf_hooks_1.performance.eventLoopUtilization();
+    const m = await run();
+    const cpu = process.cpuUsage(cpu0);
+    return { ...m, nodeCpuMsPerOp: (cpu.user + cpu.system) / 1000 / total, eventLoopUtil: node_perf_hooks_1.performance.eventLoopUtilization(elu0).utilization };
+}
+/** Resolve-time verification: the store-private digest over 8 MiB of canonical bytes, median of 15 runs. */
+function digestLine() {
+    const mib = 8;
+    const bytes = (0, node_crypto_1.randomBytes)(mib * 1024 * 1024);
+    for (let i = 0; i < 3; i++)
+        sealedDigest(bytes);
+    const runs = [];
+    for (let i = 0; i < 15; i++) {
+        const t0 = node_perf_hooks_1.performance.now();
+        sealedDigest(bytes);
+        runs.push((node_perf_hooks_1.performance.now() - t0) / mib);
+    }
+    runs.sort((a, b) => a - b);
+    return { bench: 'sealed', metric: 'digest-verify', mib, runs: runs.length, ms_per_mib: (0, harness_1.round3)(runs[Math.floor(runs.length / 2)]), target_ms_per_mib: 1 };
+}
+(0, harness_1.runBench)('bench:sealed', main);
+//# sourceMappingURL=sealed.bench.js.map
