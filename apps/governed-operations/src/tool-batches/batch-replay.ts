@@ -10,8 +10,9 @@ import {
   type ResponseOf,
   type RunToolBatchResponse,
 } from '@apphost/contracts';
-import { CallClaims, type ClaimScope } from '../calls/call-claims';
-import { classifyFailure, type ExecutionMark } from '../calls/outcome-classification';
+import { CallClaims, type ClaimHolder, type ClaimScope } from '../calls/call-claims';
+import { OwnerHeartbeat } from '../calls/owner-heartbeat';
+import { classifyFailure, ExecutionMark } from '../calls/outcome-classification';
 import { REQUEST_CONFIRMATION_TOOL } from '../confirmation/confirmation-gate';
 import type { BatchConfig } from '../governed.config';
 import { BATCH_CONFIG } from '../governed.tokens';
@@ -34,7 +35,9 @@ export function replayDigest(invocationId: string, calls: readonly PlannedCall[]
 export const replayMetadata = (digest: string): Record<string, unknown> => ({ [REPLAY_METADATA_KEY]: { replayDigest: digest } });
 
 /** Either the retained answer of an earlier run of the same batch, or this run's claim on its call ids. */
-export type ReplayGate = { retained: RunToolBatchResponse } | { claimed: { settle(error: unknown, mark: ExecutionMark): Promise<unknown> } };
+export type ReplayGate =
+  | { retained: RunToolBatchResponse }
+  | { claimed: { mark: ExecutionMark; settle(error: unknown, mark: ExecutionMark): Promise<unknown> } };
 
 const POLL_FIRST_MS = 25;
 const POLL_MAX_MS = 500;
@@ -42,36 +45,58 @@ const POLL_MAX_MS = 500;
 /**
  * One execution per call. The ledger is the record: a batch already answered by an event of this incarnation
  * (the first event answering its first call id in its invocation) gets that event back, and nothing runs. Else
- * the batch claims its call ids (`CallClaims`); a duplicate still in flight waits for the event until the
- * request deadline (`GOVERNED_DUPLICATE_IN_FLIGHT=wait`, the default) or is answered at once
- * (`reject`), OUTCOME_UNKNOWN (`CALL_IN_FLIGHT`) either way if no event came. Different calls under the same ids
- * are CONFLICT (`CALL_ID_REUSED`).
+ * the batch claims its call ids (`CallClaims`). A duplicate that finds them claimed asks whether the owner process
+ * is alive (`OwnerHeartbeat`): alive, it waits for the event until the request deadline
+ * (`GOVERNED_DUPLICATE_IN_FLIGHT=wait`, the default) or is answered at once (`reject`), OUTCOME_UNKNOWN
+ * (`CALL_IN_FLIGHT`) either way if no event came. Dead before any call started, the duplicate takes the claims
+ * over and runs the batch; dead after, it is answered at once OUTCOME_UNKNOWN (`EXECUTED_NOT_RECORDED`) and
+ * nothing runs again. Different calls under the same ids are CONFLICT (`CALL_ID_REUSED`).
  */
 @Injectable()
 export class BatchReplay {
   constructor(
     @Inject(BusClient) private readonly bus: BusClient,
     @Inject(CallClaims) private readonly claims: CallClaims,
+    @Inject(OwnerHeartbeat) private readonly heartbeat: OwnerHeartbeat,
     @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
   ) {}
 
-  async enter(scope: ClaimScope, calls: readonly PlannedCall[], digest: string, owner: string): Promise<ReplayGate> {
+  async enter(scope: ClaimScope, calls: readonly PlannedCall[], digest: string, operationId: string): Promise<ReplayGate> {
     const earlier = await this.retained(scope, calls, digest);
     if (earlier) return { retained: earlier };
     const ids = calls.map((c) => c.functionCallId);
-    const claim = await this.claims.claim(scope, ids, digest, owner);
+    const holder: ClaimHolder = { owner: this.heartbeat.ownerId, operationId };
+    let claim = await this.claims.claim(scope, ids, digest, holder);
+    if (claim.kind === 'in-flight' && claim.held && !(await this.heartbeat.isAlive(claim.held.owner))) {
+      if (claim.held.started) return { retained: await this.settleDeadRun(scope, calls, digest) };
+      // The dead run had not started any call: this one takes its place (once; a racing duplicate may win).
+      claim = await this.claims.takeOver(scope, ids, claim.held, digest, holder);
+    }
     if (claim.kind === 'conflict') throw reused();
     if (claim.kind === 'in-flight') return { retained: await this.awaitEvent(scope, calls, digest) };
     return {
       claimed: {
+        // Persisted before the first call executes: a duplicate finding this process dead knows a tool may have run.
+        mark: new ExecutionMark(() => this.claims.markStarted(scope, ids, digest, holder)),
         // Before any call ran the claim is released (a retry runs the batch); after, it stays (a retry never re-runs).
         // A release that fails leaves the claim to lapse at its TTL; the caller still gets the original error.
         settle: async (error, mark) => {
-          if (!mark.started) await this.claims.release(scope, ids, digest, owner).catch(() => undefined);
+          if (!mark.started) await this.claims.release(scope, ids, digest, holder).catch(() => undefined);
           return classifyFailure(error, mark);
         },
       },
     };
+  }
+
+  /** The owner died after a call started: its event may have landed since; else the outcome is unknown, for good. */
+  private async settleDeadRun(scope: ClaimScope, calls: readonly PlannedCall[], digest: string): Promise<RunToolBatchResponse> {
+    const found = await this.retained(scope, calls, digest);
+    if (found) return found;
+    throw new AppHostError(
+      'OUTCOME_UNKNOWN',
+      'an earlier run of this batch stopped after its tool started; its outcome was not recorded, and it is not run again',
+      { details: GovernedReasons.details('EXECUTED_NOT_RECORDED', { invocationId: scope.invocationId }) },
+    );
   }
 
   private async awaitEvent(scope: ClaimScope, calls: readonly PlannedCall[], digest: string): Promise<RunToolBatchResponse> {
