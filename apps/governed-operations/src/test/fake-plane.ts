@@ -91,6 +91,11 @@ export interface FakeState {
 export interface FakePlane {
   state: FakeState;
   service: ServiceUnderTest;
+  /** The private NATS and the store prefix, for a governed-operations process of the test's own (`spawnTs`). */
+  natsUrl: string;
+  prefix: string;
+  /** Stops the in-process service (once), so a process of the test's own is the only one serving. */
+  stopService(): Promise<void>;
   /** Clears what the fakes saw and the service's call-id claims (each test is a fresh turn). */
   reset(): Promise<void>;
   stop(): Promise<void>;
@@ -236,9 +241,14 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   const prefix = uniquePrefix();
   const service = await bootService(governedOperationsService, prefix, { NATS_URL: nats.url, ...env });
   const redis = new Redis(env['REDIS_URL'] ?? TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let serviceStopped: Promise<void> | undefined;
+  const stopService = () => (serviceStopped ??= service.stop());
   return {
     state,
     service,
+    natsUrl: nats.url,
+    prefix,
+    stopService,
     reset: async () => {
       Object.assign(state, {
         log: [],
@@ -256,7 +266,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       if (claims.length > 0) await redis.del(...claims);
     },
     stop: async () => {
-      await service.stop();
+      await stopService();
       redis.disconnect();
       await fakes.stop(100);
       await transport.close();
