@@ -54,10 +54,12 @@ export class CallClaims {
       }
       const held = await this.store.get(keyOf(scope, id));
       await this.releaseIds(scope, taken, [value]);
+      // A claim that lapsed between the two reads (or of another version's shape) is treated as in flight: the
+      // caller's retry settles it.
       const parsed = held === null ? null : claimSchema.safeParse(JSON.parse(held));
-      if (parsed?.success && parsed.data.replayDigest !== replayDigest) return { kind: 'conflict' };
-      // A claim that lapsed between the two reads is treated as in flight: the caller's retry settles it.
-      return { kind: 'in-flight', held: parsed?.success ? { owner: parsed.data.owner, started: parsed.data.started, value: held! } : null };
+      if (held === null || !parsed?.success) return { kind: 'in-flight', held: null };
+      if (parsed.data.replayDigest !== replayDigest) return { kind: 'conflict' };
+      return { kind: 'in-flight', held: { owner: parsed.data.owner, started: parsed.data.started, value: held } };
     }
     return { kind: 'claimed' };
   }

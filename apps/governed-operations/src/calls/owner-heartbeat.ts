@@ -54,7 +54,8 @@ export class OwnerHeartbeat implements OnModuleInit, OnApplicationShutdown {
     const ttlMs = this.intervalMs * MISSED_REFRESHES;
     try {
       // Refresh while held; after a lapse (a store outage longer than the TTL) write it anew.
-      if (!(await this.store.compareAndExpire(keyOf(this.ownerId), this.ownerId, ttlMs))) await this.store.setIfAbsent(keyOf(this.ownerId), this.ownerId, ttlMs);
+      if (!(await this.store.compareAndExpire(keyOf(this.ownerId), this.ownerId, ttlMs)))
+        await this.store.setIfAbsent(keyOf(this.ownerId), this.ownerId, ttlMs);
     } catch (error) {
       this.logger.warn({ ownerId: this.ownerId, error: (error as Error).message }, 'owner heartbeat not refreshed');
     }

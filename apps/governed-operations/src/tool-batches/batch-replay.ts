@@ -36,8 +36,7 @@ export const replayMetadata = (digest: string): Record<string, unknown> => ({ [R
 
 /** Either the retained answer of an earlier run of the same batch, or this run's claim on its call ids. */
 export type ReplayGate =
-  | { retained: RunToolBatchResponse }
-  | { claimed: { mark: ExecutionMark; settle(error: unknown, mark: ExecutionMark): Promise<unknown> } };
+  { retained: RunToolBatchResponse } | { claimed: { mark: ExecutionMark; settle(error: unknown, mark: ExecutionMark): Promise<unknown> } };
 
 const POLL_FIRST_MS = 25;
 const POLL_MAX_MS = 500;

@@ -33,8 +33,7 @@ describe('governed-operations: a batch claim held by another owner', () => {
   beforeEach(() => plane.reset());
 
   const calls = [{ functionCallId: 'w', tool: 'widget', arguments: { x: 1 } }];
-  const run = (timeoutMs = 8_000) =>
-    plane.service.client.request(GovernedRunToolBatch, { principal, session, invocationId: 'inv', calls }, { timeoutMs });
+  const run = (timeoutMs = 8_000) => plane.service.client.request(GovernedRunToolBatch, { principal, session, invocationId: 'inv', calls }, { timeoutMs });
   const executions = () => plane.state.log.filter((l) => l.startsWith('call:'));
 
   /** Claims the batch's ids as `owner` would have at admission, and marks them started if its tool had begun. */
