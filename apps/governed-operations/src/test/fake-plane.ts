@@ -82,6 +82,8 @@ export interface FakeState {
   failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError };
   /** Pauses every tool call until it resolves (a batch held in flight). */
   callGate?: Promise<void>;
+  /** Pauses classification until it resolves (a batch that holds its claims but has started no call). */
+  classifyGate?: Promise<void>;
   /** Binding revisions that differ from the default `v1.k1.abcd`, by toolset. */
   revisions: Record<string, string>;
   /** The session's current incarnation (a recreated session has a higher one). */
@@ -121,8 +123,9 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       cascade: null,
     };
   });
-  fakes.register(CatalogClassifyBatch, (r) => {
+  fakes.register(CatalogClassifyBatch, async (r) => {
     state.log.push('classify');
+    await state.classifyGate;
     const calls = r.calls.map((c, i) => {
       const tool = TOOLS[c.name];
       if (!tool) throw new AppHostError('FAILED_PRECONDITION', 'not in catalog', { details: { reason: 'TOOL_NOT_IN_CATALOG' } });
@@ -260,6 +263,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         revisions: {},
         incarnation: 3,
         callGate: undefined,
+        classifyGate: undefined,
       });
       if (redis.status === 'wait') await redis.connect();
       const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
