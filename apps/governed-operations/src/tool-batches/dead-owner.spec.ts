@@ -78,6 +78,19 @@ describe('governed-operations: a batch claim held by another owner', () => {
     }
   });
 
+  it('live owner that dies while the duplicate waits: answered as soon as its heartbeat is gone, not at the deadline', async () => {
+    const owner = new OwnerHeartbeat(store, 'dying-instance', 200, testLogger('heartbeat'));
+    await owner.start();
+    await claimAs(owner.ownerId, true);
+    const started = Date.now();
+    const answered = expectAppError(run(8_000), 'OUTCOME_UNKNOWN', 'EXECUTED_NOT_RECORDED');
+    await new Promise((r) => setTimeout(r, 500));
+    await owner.stop();
+    await answered;
+    expect(Date.now() - started).toBeLessThan(2_500);
+    expect(executions()).toEqual([]);
+  });
+
   it('a heartbeat is alive while refreshed, and gone at once after a clean stop', async () => {
     const owner = new OwnerHeartbeat(store, 'short-lived', 100, testLogger('heartbeat'));
     await owner.start();
