@@ -29,11 +29,12 @@ describe('fault suite: SIGKILL of a service', () => {
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
 
-  it('SIGKILL of governed-operations mid-batch: the retry of the same call id does not run it again', async () => {
+  it('SIGKILL of governed-operations mid-batch: the retry is told at once the outcome is unknown, and does not run it again', async () => {
     const sessionId = `kill-batch-${Date.now()}`;
     expect((await plane.flow.openSession(sessionId)).status).toBe(201);
     plane.sessions.add(sessionId);
     const key = `${sessionId}/inv-slow/call-1`;
+    let settled: unknown;
     const send = () =>
       plane.call((flow) => flow.batch(sessionId, 'inv-slow', [{ functionCallId: 'call-1', tool: 'record', arguments: { key, delayMs: 1500 } }]));
     const outcome = await underFault(plane, rows, 'SIGKILL governed-operations (mid-batch)', { allowedCodes: FAULT_CODES }, async () => {
@@ -42,9 +43,18 @@ describe('fault suite: SIGKILL of a service', () => {
       await plane.kill('governed-operations');
       await inFlight;
       await plane.restarted('governed-operations');
-      // The runtime retries the same invocation and call id until it gets an answer.
-      await eventually(async () => ((await send()).status === 200 ? true : undefined), 30_000, 500);
+      // The runtime retries the same invocation and call id until it gets an answer: the tool had started when its
+      // owner died, so the answer is OUTCOME_UNKNOWN (EXECUTED_NOT_RECORDED), not a wait until the deadline.
+      settled = await eventually(
+        async () => {
+          const reply = await send();
+          return reply.status === 504 ? reply : undefined;
+        },
+        30_000,
+        500,
+      );
     });
+    expect(settled).toMatchObject({ body: { error: { code: 'OUTCOME_UNKNOWN', retryable: false, details: { reason: 'EXECUTED_NOT_RECORDED' } } } });
     expect(plane.executions().get(key)).toBe(1);
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
