@@ -5,11 +5,6 @@ import { writeFaultRows } from './fault-table';
 import type { FaultOutcome } from './invariants';
 import { FAULT_CODES, underFault } from './under-fault';
 
-type Reply = Awaited<ReturnType<FaultPlane['call']>>;
-const isFinal = (reply: Reply): boolean =>
-  reply.status === 200 ||
-  (reply.status === 504 && (reply.body as { error?: { details?: { reason?: string } } } | undefined)?.error?.details?.reason === 'EXECUTED_NOT_RECORDED');
-
 /** SIGKILL of each of the seven service processes, idle and mid-flight; the launcher restarts it as a pod would be. */
 jest.setTimeout(90_000);
 
@@ -34,11 +29,12 @@ describe('fault suite: SIGKILL of a service', () => {
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
 
-  it('SIGKILL of governed-operations mid-batch: the retry of the same call id does not run it again', async () => {
+  it('SIGKILL of governed-operations mid-batch: the retry is told at once the outcome is unknown, and does not run it again', async () => {
     const sessionId = `kill-batch-${Date.now()}`;
     expect((await plane.flow.openSession(sessionId)).status).toBe(201);
     plane.sessions.add(sessionId);
     const key = `${sessionId}/inv-slow/call-1`;
+    let settled: unknown;
     const send = () =>
       plane.call((flow) => flow.batch(sessionId, 'inv-slow', [{ functionCallId: 'call-1', tool: 'record', arguments: { key, delayMs: 1500 } }]));
     const outcome = await underFault(plane, rows, 'SIGKILL governed-operations (mid-batch)', { allowedCodes: FAULT_CODES }, async () => {
@@ -47,10 +43,18 @@ describe('fault suite: SIGKILL of a service', () => {
       await plane.kill('governed-operations');
       await inFlight;
       await plane.restarted('governed-operations');
-      // The runtime retries the same invocation and call id until it gets a final answer: the recorded event (200),
-      // or, as the tool ran and its run died before recording it, OUTCOME_UNKNOWN `EXECUTED_NOT_RECORDED` at once.
-      await eventually(async () => (isFinal(await send()) ? true : undefined), 30_000, 500);
+      // The runtime retries the same invocation and call id until it gets an answer: the tool had started when its
+      // owner died, so the answer is OUTCOME_UNKNOWN (EXECUTED_NOT_RECORDED), not a wait until the deadline.
+      settled = await eventually(
+        async () => {
+          const reply = await send();
+          return reply.status === 504 ? reply : undefined;
+        },
+        30_000,
+        500,
+      );
     });
+    expect(settled).toMatchObject({ body: { error: { code: 'OUTCOME_UNKNOWN', retryable: false, details: { reason: 'EXECUTED_NOT_RECORDED' } } } });
     expect(plane.executions().get(key)).toBe(1);
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });

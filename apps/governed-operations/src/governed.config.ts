@@ -32,6 +32,7 @@ const schema = z.object({
     .min(1_000)
     .max(7 * 24 * 3600 * 1000)
     .default(24 * 3600 * 1000),
+  GOVERNED_OWNER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
 });
 
 export interface BatchConfig {
@@ -47,6 +48,8 @@ export interface BatchConfig {
   duplicateInFlight: 'wait' | 'reject';
   /** How long a batch that ran keeps its call-id claims (the ledger answers retries once its event exists). */
   callClaimTtlMs: number;
+  /** How often this process refreshes its liveness key; the key lapses after three missed refreshes. */
+  ownerHeartbeatMs: number;
 }
 
 /** The service's settings (see README.md), shaped into `BatchConfig`; bad values stop startup, naming the variable. */
@@ -59,6 +62,7 @@ export const batchConfig = schema.transform((c): BatchConfig => ({
   confirmationRetentionMs: c.GOVERNED_CONFIRMATION_RETENTION_MS,
   duplicateInFlight: c.GOVERNED_DUPLICATE_IN_FLIGHT,
   callClaimTtlMs: c.GOVERNED_CALL_CLAIM_TTL_MS,
+  ownerHeartbeatMs: c.GOVERNED_OWNER_HEARTBEAT_MS,
 }));
 
 /** Parses the service's settings alone (tests); a service gets them in `context.config`. */

@@ -3,6 +3,7 @@ import type { CoordinationStore } from '@apphost/coordination';
 import { FAULT_POINTS, FaultPoints, type Logger } from '@apphost/runtime';
 import { CallClaims } from './calls/call-claims';
 import { CallPipeline } from './calls/call-pipeline';
+import { OwnerHeartbeat } from './calls/owner-heartbeat';
 import { CascadeHandlers } from './cascade/cascade.handlers';
 import { ConfirmationGate } from './confirmation/confirmation-gate';
 import { ConfirmationPermits } from './confirmation/confirmation-permits';
@@ -17,7 +18,7 @@ import { ToolBatchService } from './tool-batches/tool-batch.service';
 
 @Module({})
 export class GovernedOperationsModule {
-  static register(config: BatchConfig, logger: Logger, coordination: CoordinationStore): DynamicModule {
+  static register(config: BatchConfig, logger: Logger, coordination: CoordinationStore, instanceId: string): DynamicModule {
     return {
       module: GovernedOperationsModule,
       providers: [
@@ -26,6 +27,7 @@ export class GovernedOperationsModule {
         { provide: FAULT_POINTS, useValue: new FaultPoints<GovernedFaultPoint>() },
         { provide: ConfirmationPermits, useValue: new ConfirmationPermits(coordination, config.confirmationRetentionMs) },
         { provide: CallClaims, useValue: new CallClaims(coordination, config.callClaimTtlMs) },
+        { provide: OwnerHeartbeat, useValue: new OwnerHeartbeat(coordination, instanceId, config.ownerHeartbeatMs, logger) },
         CallPipeline,
         BatchReplay,
         ConfirmationGate,

@@ -12,6 +12,7 @@ const BAD: Record<string, string> = {
   GOVERNED_CONFIRMATION_RETENTION_MS: 'forever',
   GOVERNED_DUPLICATE_IN_FLIGHT: 'retry',
   GOVERNED_CALL_CLAIM_TTL_MS: '10',
+  GOVERNED_OWNER_HEARTBEAT_MS: '50',
 };
 
 it('covers every variable of the service schema', () => {

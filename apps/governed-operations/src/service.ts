@@ -14,6 +14,6 @@ export const governedOperationsService = defineService({
   openStores: async (context) => [await openCoordinationStore(context)],
   imports: (context, stores) => {
     const [coordination] = stores as CoordinationStore[]; // openStores above opens exactly this one
-    return [GovernedOperationsModule.register(context.config, context.logger, coordination)];
+    return [GovernedOperationsModule.register(context.config, context.logger, coordination, context.config.INSTANCE_ID)];
   },
 });

@@ -259,7 +259,7 @@ export class CallPipeline {
     { call, handle }: AdmittedCall,
     ctx: CallContext,
   ): Promise<{ valid: ValidToolResult } | { failure: { code: string; message: string } }> {
-    ctx.mark.started = true;
+    await ctx.mark.start();
     try {
       const reply = await requestOnGeneration(
         this.bus,

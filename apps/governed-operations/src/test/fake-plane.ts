@@ -82,6 +82,8 @@ export interface FakeState {
   failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError };
   /** Pauses every tool call until it resolves (a batch held in flight). */
   callGate?: Promise<void>;
+  /** Pauses classification until it resolves (a batch that holds its claims but has started no call). */
+  classifyGate?: Promise<void>;
   /** Binding revisions that differ from the default `v1.k1.abcd`, by toolset. */
   revisions: Record<string, string>;
   /** The session's current incarnation (a recreated session has a higher one). */
@@ -91,6 +93,11 @@ export interface FakeState {
 export interface FakePlane {
   state: FakeState;
   service: ServiceUnderTest;
+  /** The private NATS and the store prefix, for a governed-operations process of the test's own (`spawnTs`). */
+  natsUrl: string;
+  prefix: string;
+  /** Stops the in-process service (once), so a process of the test's own is the only one serving. */
+  stopService(): Promise<void>;
   /** Clears what the fakes saw and the service's call-id claims (each test is a fresh turn). */
   reset(): Promise<void>;
   stop(): Promise<void>;
@@ -116,8 +123,9 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       cascade: null,
     };
   });
-  fakes.register(CatalogClassifyBatch, (r) => {
+  fakes.register(CatalogClassifyBatch, async (r) => {
     state.log.push('classify');
+    await state.classifyGate;
     const calls = r.calls.map((c, i) => {
       const tool = TOOLS[c.name];
       if (!tool) throw new AppHostError('FAILED_PRECONDITION', 'not in catalog', { details: { reason: 'TOOL_NOT_IN_CATALOG' } });
@@ -236,9 +244,14 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   const prefix = uniquePrefix();
   const service = await bootService(governedOperationsService, prefix, { NATS_URL: nats.url, ...env });
   const redis = new Redis(env['REDIS_URL'] ?? TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let serviceStopped: Promise<void> | undefined;
+  const stopService = () => (serviceStopped ??= service.stop());
   return {
     state,
     service,
+    natsUrl: nats.url,
+    prefix,
+    stopService,
     reset: async () => {
       Object.assign(state, {
         log: [],
@@ -250,13 +263,14 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         revisions: {},
         incarnation: 3,
         callGate: undefined,
+        classifyGate: undefined,
       });
       if (redis.status === 'wait') await redis.connect();
       const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
       if (claims.length > 0) await redis.del(...claims);
     },
     stop: async () => {
-      await service.stop();
+      await stopService();
       redis.disconnect();
       await fakes.stop(100);
       await transport.close();

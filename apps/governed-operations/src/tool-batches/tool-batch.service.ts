@@ -15,7 +15,7 @@ import { batchEvent, mixedBatchEvent, planCalls, type PlannedCall } from './batc
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { AUTHOR, CallPipeline, failedOutcome, type CallContext, type Outcome } from '../calls/call-pipeline';
 import { admitArguments } from '@apphost/policy';
-import { ExecutionMark } from '../calls/outcome-classification';
+import type { ExecutionMark } from '../calls/outcome-classification';
 import { requireSealedStore } from '../calls/store-admission';
 import type { BatchConfig } from '../governed.config';
 import { BatchReplay, replayDigest, replayMetadata } from './batch-replay';
@@ -51,7 +51,7 @@ export class ToolBatchService {
     const operationId = randomUUID();
     const gate = await this.replay.enter({ session: key, incarnation, invocationId: request.invocationId }, calls, digest, operationId);
     if ('retained' in gate) return gate.retained;
-    const mark = new ExecutionMark();
+    const { mark } = gate.claimed;
     try {
       return await this.runClaimed(request, calls, incarnation, { digest, operationId, mark });
     } catch (error) {

@@ -97,6 +97,16 @@ describe.each([
     expect(await store.get('lease')).toBe('holder-b');
   });
 
+  it('replaces a value (with a fresh TTL) only while it holds the expected one', async () => {
+    await store.setIfAbsent('claim', 'v1', 200);
+    expect(await store.compareAndSet('claim', 'other', 'v2', 10_000)).toBe(false);
+    expect(await store.compareAndSet('claim', 'v1', 'v2', 10_000)).toBe(true);
+    await backend.advance(300);
+    expect(await store.get('claim')).toBe('v2');
+    expect(await store.compareAndSet('absent', 'v1', 'v2', 10_000)).toBe(false);
+    expect(await store.get('absent')).toBeNull();
+  });
+
   it('deletes only with the right value', async () => {
     await store.setIfAbsent('lease', 'holder-a', 10_000);
     expect(await store.compareAndDelete('lease', 'holder-b')).toBe(false);

@@ -24,6 +24,8 @@ export interface CoordinationStore {
   compareAndDelete(key: string, expected: string): Promise<boolean>;
   /** Resets the TTL of `key` only while it holds `expected` (renewing a lease only as its holder). */
   compareAndExpire(key: string, expected: string, ttlMs: number): Promise<boolean>;
+  /** Replaces the value of `key` with `value` and a fresh TTL only while it holds `expected` (a holder updating its own state). */
+  compareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<boolean>;
   /**
    * The next fencing token for `key` (INCR): strictly increasing, starting at 1, never expiring. Use keys
    * distinct from lease keys; a key holding a non-integer rejects with FAILED_PRECONDITION.

@@ -87,6 +87,17 @@ export class MemoryCoordinationStore implements CoordinationStore {
     return true;
   }
 
+  async compareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(expected);
+    checkValue(value);
+    checkTtl(ttlMs);
+    this.ensureOpen('compareAndSet');
+    if (this.live(k)?.value !== expected) return false;
+    this.write(k, { value, expiresAt: this.now() + ttlMs });
+    return true;
+  }
+
   async incrementFence(key: string): Promise<number> {
     const k = this.key(key);
     this.ensureOpen('incrementFence');

@@ -24,14 +24,16 @@ export interface RedisCoordinationStoreOptions {
 /** Reconnect delays double from 100 ms up to this cap, so a restarted Redis is picked up within about a second. */
 const MAX_RECONNECT_DELAY_MS = 1000;
 
-// Both scripts act only while the key still holds the caller's value, atomically on the server.
+// The scripts act only while the key still holds the caller's value, atomically on the server.
 const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 const COMPARE_AND_EXPIRE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
+const COMPARE_AND_SET = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 else return 0 end`;
 
-/** The client with the two scripts registered by `defineCommand` (EVALSHA, falling back to EVAL after a restart). */
+/** The client with the scripts registered by `defineCommand` (EVALSHA, falling back to EVAL after a restart). */
 type ScriptedRedis = Redis & {
   apphostCompareAndDelete(key: string, expected: string): Promise<number>;
   apphostCompareAndExpire(key: string, expected: string, ttlMs: number): Promise<number>;
+  apphostCompareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<number>;
 };
 
 /**
@@ -70,6 +72,7 @@ export class RedisCoordinationStore implements CoordinationStore {
     }) as ScriptedRedis;
     client.defineCommand('apphostCompareAndDelete', { numberOfKeys: 1, lua: COMPARE_AND_DELETE });
     client.defineCommand('apphostCompareAndExpire', { numberOfKeys: 1, lua: COMPARE_AND_EXPIRE });
+    client.defineCommand('apphostCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
     const store = new RedisCoordinationStore(client, keyPrefix, name, secretsOf(url));
     store.watch(redactUrl(url), options.logger);
     await store.firstAttempt(connectTimeout);
@@ -108,6 +111,14 @@ export class RedisCoordinationStore implements CoordinationStore {
     checkValue(expected);
     checkTtl(ttlMs);
     return (await this.run('compareAndExpire', () => this.client.apphostCompareAndExpire(k, expected, ttlMs))) === 1;
+  }
+
+  async compareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<boolean> {
+    const k = this.key(key);
+    checkValue(expected);
+    checkValue(value);
+    checkTtl(ttlMs);
+    return (await this.run('compareAndSet', () => this.client.apphostCompareAndSet(k, expected, value, ttlMs))) === 1;
   }
 
   async incrementFence(key: string): Promise<number> {
