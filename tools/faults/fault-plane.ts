@@ -7,6 +7,7 @@ import {
   dropSchemasWithPrefix,
   eventually,
   freePort,
+  PrivateServer,
   REPO_ROOT,
   spawnTs,
   startTcpProxy,
@@ -15,7 +16,6 @@ import {
   type TcpProxy,
 } from '@apphost/testing';
 import { ReadmeFlow, vanillaToolset, type Reply } from '../plane/readme-harness';
-import { PrivateServer } from './private-servers';
 
 const LAUNCHER = 'tools/plane/start-services.ts';
 const STARTED_LINE = /^(\S+) pid (\d+) probe (\S+):(\d+)$/m;

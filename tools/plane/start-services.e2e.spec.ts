@@ -6,6 +6,7 @@ import {
   dropSchemasWithPrefix,
   eventually,
   freePort,
+  PrivateServer,
   REPO_ROOT,
   spawnTs,
   startPrivateNats,
@@ -14,7 +15,6 @@ import {
   uniquePrefix,
   waitForExit,
 } from '@apphost/testing';
-import { PrivateServer } from '../faults/private-servers';
 import { loadServiceDefinitions } from './services';
 
 /** `npm run start:services`: seven processes, a clear refusal without its stores, an ordered stop on Ctrl-C. */

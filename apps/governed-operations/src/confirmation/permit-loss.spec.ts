@@ -1,8 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
 import { GovernedDecideConfirmation, GovernedRunToolBatch, type RunToolBatchResponse } from '@apphost/contracts';
-import { eventually, expectAppError, freePort } from '@apphost/testing';
+import { eventually, expectAppError, PrivateServer } from '@apphost/testing';
 import { principal, session, startFakePlane, type FakePlane } from '../test/fake-plane';
-import { startRedis, stopRedis } from '../test/redis-server';
 
 /**
  * A Redis restart loses pending confirmation permits (the coordination store is ephemeral). The ledger still
@@ -12,19 +10,17 @@ import { startRedis, stopRedis } from '../test/redis-server';
 jest.setTimeout(45_000);
 
 describe('governed-operations: a confirmation permit lost to a Redis restart', () => {
-  let port: number;
-  let redis: ChildProcess;
+  let redis: PrivateServer;
   let plane: FakePlane;
 
   beforeAll(async () => {
-    port = await freePort();
-    redis = await startRedis(port);
-    plane = await startFakePlane({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    redis = await PrivateServer.redis();
+    plane = await startFakePlane({ REDIS_URL: redis.url });
   }, 60_000);
 
   afterAll(async () => {
     await plane?.stop();
-    await stopRedis(redis);
+    await redis?.stop('SIGKILL');
   });
 
   const run = (functionCallId: string) =>
@@ -40,8 +36,8 @@ describe('governed-operations: a confirmation permit lost to a Redis restart', (
     const held: RunToolBatchResponse = await run('g');
     const confirmationId = held.confirmations[0].confirmationId;
 
-    await stopRedis(redis);
-    redis = await startRedis(port); // empty: --save '' --appendonly no
+    await redis.stop('SIGKILL');
+    await redis.start(); // empty: --save '' --appendonly no
     // Until the service's client has reconnected, decisions fail closed (UNAVAILABLE); then the loss is told.
     const lost = await eventually(async () => {
       const error = await expectAppError(decide(confirmationId));
@@ -58,8 +54,8 @@ describe('governed-operations: a confirmation permit lost to a Redis restart', (
     const held = await run('g2');
     const confirmationId = held.confirmations[0].confirmationId;
     await decide(confirmationId);
-    await stopRedis(redis);
-    redis = await startRedis(port);
+    await redis.stop('SIGKILL');
+    await redis.start();
     const error = await eventually(async () => {
       const e = await expectAppError(decide(confirmationId));
       return e.code === 'UNAVAILABLE' ? undefined : e;

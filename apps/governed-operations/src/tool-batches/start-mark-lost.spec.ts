@@ -1,8 +1,6 @@
-import type { ChildProcess } from 'node:child_process';
 import { GovernedRunToolBatch } from '@apphost/contracts';
-import { deferred, eventually, expectAppError, freePort } from '@apphost/testing';
+import { deferred, eventually, expectAppError, PrivateServer } from '@apphost/testing';
 import { principal, session, startFakePlane, type FakePlane } from '../test/fake-plane';
-import { startRedis, stopRedis } from '../test/redis-server';
 
 /**
  * The start mark of a batch's claims is written before its first call; if Redis is gone by then, no call runs
@@ -11,19 +9,17 @@ import { startRedis, stopRedis } from '../test/redis-server';
 jest.setTimeout(30_000);
 
 describe('governed-operations: the start mark cannot be written', () => {
-  let port: number;
-  let redis: ChildProcess;
+  let redis: PrivateServer;
   let plane: FakePlane;
 
   beforeAll(async () => {
-    port = await freePort();
-    redis = await startRedis(port);
-    plane = await startFakePlane({ REDIS_URL: `redis://127.0.0.1:${port}` });
+    redis = await PrivateServer.redis();
+    plane = await startFakePlane({ REDIS_URL: redis.url });
   }, 60_000);
 
   afterAll(async () => {
     await plane?.stop();
-    await stopRedis(redis);
+    await redis?.stop('SIGKILL');
   });
 
   const run = () =>
@@ -39,14 +35,14 @@ describe('governed-operations: the start mark cannot be written', () => {
     plane.state.classifyGate = admitted.promise;
     const first = run();
     await eventually(async () => plane.state.log.includes('classify'), 5_000, 20); // the claims are taken
-    await stopRedis(redis);
+    await redis.stop('SIGKILL');
     admitted.resolve();
     const error = await expectAppError(first, 'UNAVAILABLE');
     expect(error.message).toBe('coordination store unavailable'); // the start mark's write, the one Redis step left
     expect(error.retryable).toBe(true);
     expect(executions()).toEqual([]);
 
-    redis = await startRedis(port);
+    await redis.start();
     const answered = await eventually(() => run().catch(() => undefined), 15_000, 200);
     expect(answered.functionResponses).toHaveLength(1);
     expect(executions()).toEqual(['call:widget']);
