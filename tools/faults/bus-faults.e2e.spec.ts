@@ -1,7 +1,5 @@
 import { sleep } from '@apphost/testing';
-import { FaultPlane } from './fault-plane';
-import { writeFaultRows } from './fault-table';
-import type { FaultOutcome } from './invariants';
+import { faultSuite } from './fault-suite';
 import { startTraffic } from './traffic';
 import { FAULT_CODES, underFault } from './under-fault';
 
@@ -12,29 +10,19 @@ jest.setTimeout(90_000);
 const FAIL_FAST_MS = 2_000;
 
 describe('fault suite: NATS', () => {
-  let plane: FaultPlane;
-  const rows: FaultOutcome[] = [];
-
-  beforeAll(async () => {
-    plane = await FaultPlane.start();
-  }, 150_000);
-
-  afterAll(async () => {
-    writeFaultRows('bus-faults', rows);
-    await plane?.stop();
-  }, 60_000);
+  const suite = faultSuite('bus-faults');
 
   it('NATS stopped (idle) for 5 s, then started again: a request meanwhile fails fast with UNAVAILABLE', async () => {
     let whileDown: { status: number; ms: number } | undefined;
-    const outcome = await underFault(plane, rows, 'NATS stopped (5 s, idle)', { allowedCodes: FAULT_CODES }, async () => {
-      await plane.nats.stop();
+    const outcome = await underFault(suite.plane, suite.rows, 'NATS stopped (5 s, idle)', { allowedCodes: FAULT_CODES }, async () => {
+      await suite.plane.nats.stop();
       const started = Date.now();
       try {
-        const seen = await plane.call((flow) => flow.openSession(`nats-down-${Date.now()}`));
+        const seen = await suite.plane.call((flow) => flow.openSession(`nats-down-${Date.now()}`));
         whileDown = { status: seen.status, ms: Date.now() - started };
         await sleep(Math.max(0, 5_000 - (Date.now() - started)));
       } finally {
-        await plane.nats.start();
+        await suite.plane.nats.start();
       }
     });
     // The bus is known to be down: the answer is "not now, retry", at once, not a timeout after the bus deadline.
@@ -43,14 +31,14 @@ describe('fault suite: NATS', () => {
   });
 
   it('NATS blip of 3 s under load', async () => {
-    const outcome = await underFault(plane, rows, 'NATS blip (3 s, under load)', { allowedCodes: FAULT_CODES }, async () => {
-      const traffic = await startTraffic(plane, `load-${Date.now()}`);
+    const outcome = await underFault(suite.plane, suite.rows, 'NATS blip (3 s, under load)', { allowedCodes: FAULT_CODES }, async () => {
+      const traffic = await startTraffic(suite.plane, `load-${Date.now()}`);
       await sleep(500);
-      await plane.nats.stop('SIGKILL');
+      await suite.plane.nats.stop('SIGKILL');
       try {
         await sleep(3_000);
       } finally {
-        await plane.nats.start();
+        await suite.plane.nats.start();
       }
       await sleep(500);
       await traffic.stop();

@@ -1,48 +1,42 @@
 import { eventually, sleep } from '@apphost/testing';
 import { loadServiceDefinitions } from '../plane/services';
-import { FaultPlane } from './fault-plane';
-import { writeFaultRows } from './fault-table';
-import type { FaultOutcome } from './invariants';
+import { faultSuite } from './fault-suite';
 import { FAULT_CODES, underFault } from './under-fault';
 
 /** SIGKILL of each of the seven service processes, idle and mid-flight; the launcher restarts it as a pod would be. */
 jest.setTimeout(90_000);
 
 describe('fault suite: SIGKILL of a service', () => {
-  let plane: FaultPlane;
-  const rows: FaultOutcome[] = [];
-
-  beforeAll(async () => {
-    plane = await FaultPlane.start();
-  }, 150_000);
-
-  afterAll(async () => {
-    writeFaultRows('service-kills', rows);
-    await plane?.stop();
-  }, 60_000);
+  const suite = faultSuite('service-kills');
 
   it.each(loadServiceDefinitions().map((d) => d.name))('SIGKILL of %s while idle', async (name) => {
-    const outcome = await underFault(plane, rows, `SIGKILL ${name} (idle)`, { allowedCodes: FAULT_CODES, noReplyAllowed: name === 'gateway' }, async () => {
-      await plane.kill(name);
-      await plane.restarted(name);
-    });
+    const outcome = await underFault(
+      suite.plane,
+      suite.rows,
+      `SIGKILL ${name} (idle)`,
+      { allowedCodes: FAULT_CODES, noReplyAllowed: name === 'gateway' },
+      async () => {
+        await suite.plane.kill(name);
+        await suite.plane.restarted(name);
+      },
+    );
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
 
   it('SIGKILL of governed-operations mid-batch: the retry is told at once the outcome is unknown, and does not run it again', async () => {
     const sessionId = `kill-batch-${Date.now()}`;
-    expect((await plane.flow.openSession(sessionId)).status).toBe(201);
-    plane.sessions.add(sessionId);
+    expect((await suite.plane.flow.openSession(sessionId)).status).toBe(201);
+    suite.plane.sessions.add(sessionId);
     const key = `${sessionId}/inv-slow/call-1`;
     let settled: unknown;
     const send = () =>
-      plane.call((flow) => flow.batch(sessionId, 'inv-slow', [{ functionCallId: 'call-1', tool: 'record', arguments: { key, delayMs: 1500 } }]));
-    const outcome = await underFault(plane, rows, 'SIGKILL governed-operations (mid-batch)', { allowedCodes: FAULT_CODES }, async () => {
+      suite.plane.call((flow) => flow.batch(sessionId, 'inv-slow', [{ functionCallId: 'call-1', tool: 'record', arguments: { key, delayMs: 1500 } }]));
+    const outcome = await underFault(suite.plane, suite.rows, 'SIGKILL governed-operations (mid-batch)', { allowedCodes: FAULT_CODES }, async () => {
       const inFlight = send();
-      await eventually(async () => plane.executions().has(key), 10_000, 20);
-      await plane.kill('governed-operations');
+      await eventually(async () => suite.plane.executions().has(key), 10_000, 20);
+      await suite.plane.kill('governed-operations');
       await inFlight;
-      await plane.restarted('governed-operations');
+      await suite.plane.restarted('governed-operations');
       // The runtime retries the same invocation and call id until it gets an answer: the tool had started when its
       // owner died, so the answer is OUTCOME_UNKNOWN (EXECUTED_NOT_RECORDED), not a wait until the deadline.
       settled = await eventually(
@@ -55,45 +49,46 @@ describe('fault suite: SIGKILL of a service', () => {
       );
     });
     expect(settled).toMatchObject({ body: { error: { code: 'OUTCOME_UNKNOWN', retryable: false, details: { reason: 'EXECUTED_NOT_RECORDED' } } } });
-    expect(plane.executions().get(key)).toBe(1);
+    expect(suite.plane.executions().get(key)).toBe(1);
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
 
   it('SIGKILL of lifecycle-store mid-create: every session asked for exists once the store is back', async () => {
     const ids = Array.from({ length: 6 }, (_, i) => `kill-create-${Date.now()}-${i}`);
-    ids.forEach((id) => plane.sessions.add(id));
+    ids.forEach((id) => suite.plane.sessions.add(id));
     // Each create carries its idempotency key (creationOperationId), as a runtime that retries does: the retry with
     // the same key completes the interrupted creation instead of waiting out the dead creator's lease.
     const opOf = (id: string) => `op-${id}`;
-    const outcome = await underFault(plane, rows, 'SIGKILL lifecycle-store (mid-create)', { allowedCodes: FAULT_CODES }, async () => {
-      const creates = ids.map((id) => plane.call((flow) => flow.openSession(id, opOf(id))));
+    const outcome = await underFault(suite.plane, suite.rows, 'SIGKILL lifecycle-store (mid-create)', { allowedCodes: FAULT_CODES }, async () => {
+      const creates = ids.map((id) => suite.plane.call((flow) => flow.openSession(id, opOf(id))));
       await sleep(30);
-      await plane.kill('lifecycle-store');
+      await suite.plane.kill('lifecycle-store');
       await Promise.all(creates);
-      await plane.restarted('lifecycle-store');
+      await suite.plane.restarted('lifecycle-store');
       for (const id of ids)
-        await eventually(async () => ((await plane.call((flow) => flow.openSession(id, opOf(id)))).status === 201 ? true : undefined), 30_000, 500);
+        await eventually(async () => ((await suite.plane.call((flow) => flow.openSession(id, opOf(id)))).status === 201 ? true : undefined), 30_000, 500);
     });
-    for (const id of ids) expect((await plane.flow.request('GET', `/v1/sessions/${id}?appName=demo`)).body).toMatchObject({ sessionId: id, state: 'ACTIVE' });
+    for (const id of ids)
+      expect((await suite.plane.flow.request('GET', `/v1/sessions/${id}?appName=demo`)).body).toMatchObject({ sessionId: id, state: 'ACTIVE' });
     expect(outcome.lost).toEqual([]);
   });
 
   it('SIGKILL of sealed-result-store mid-delete: the retried delete completes the cascade', async () => {
     const ids = Array.from({ length: 4 }, (_, i) => `kill-delete-${Date.now()}-${i}`);
     for (const id of ids) {
-      expect((await plane.flow.openSession(id)).status).toBe(201);
-      expect((await plane.flow.batch(id, 'inv-1', [{ functionCallId: 'call-1', tool: 'get-time', arguments: {} }])).status).toBe(200);
+      expect((await suite.plane.flow.openSession(id)).status).toBe(201);
+      expect((await suite.plane.flow.batch(id, 'inv-1', [{ functionCallId: 'call-1', tool: 'get-time', arguments: {} }])).status).toBe(200);
     }
-    const outcome = await underFault(plane, rows, 'SIGKILL sealed-result-store (mid-delete)', { allowedCodes: FAULT_CODES }, async () => {
-      const deletes = ids.map((id) => plane.call((flow) => flow.deleteSession(id)));
+    const outcome = await underFault(suite.plane, suite.rows, 'SIGKILL sealed-result-store (mid-delete)', { allowedCodes: FAULT_CODES }, async () => {
+      const deletes = ids.map((id) => suite.plane.call((flow) => flow.deleteSession(id)));
       await sleep(30);
-      await plane.kill('sealed-result-store');
+      await suite.plane.kill('sealed-result-store');
       await Promise.all(deletes);
-      await plane.restarted('sealed-result-store');
+      await suite.plane.restarted('sealed-result-store');
       for (const id of ids)
-        await eventually(async () => ([200, 404].includes((await plane.call((flow) => flow.deleteSession(id))).status) ? true : undefined), 30_000, 500);
+        await eventually(async () => ([200, 404].includes((await suite.plane.call((flow) => flow.deleteSession(id))).status) ? true : undefined), 30_000, 500);
     });
-    for (const id of ids) expect((await plane.flow.request('GET', `/v1/sessions/${id}?appName=demo`)).status).toBe(404);
+    for (const id of ids) expect((await suite.plane.flow.request('GET', `/v1/sessions/${id}?appName=demo`)).status).toBe(404);
     expect(outcome.lost).toEqual([]);
   });
 });

@@ -1,7 +1,5 @@
 import { sleep } from '@apphost/testing';
-import { FaultPlane } from './fault-plane';
-import { writeFaultRows } from './fault-table';
-import type { FaultOutcome } from './invariants';
+import { faultSuite } from './fault-suite';
 import { startTraffic } from './traffic';
 import { FAULT_CODES, underFault } from './under-fault';
 
@@ -11,22 +9,12 @@ jest.setTimeout(90_000);
 const FAULT_MS = 3_000;
 
 describe('fault suite: PostgreSQL and Redis', () => {
-  let plane: FaultPlane;
-  const rows: FaultOutcome[] = [];
-
-  beforeAll(async () => {
-    plane = await FaultPlane.start();
-  }, 150_000);
-
-  afterAll(async () => {
-    writeFaultRows('store-faults', rows);
-    await plane?.stop();
-  }, 60_000);
+  const suite = faultSuite('store-faults');
 
   /** The fault under load: traffic on a fresh session before, during and a moment after it. */
   const withLoad = (name: string, fault: () => Promise<void>) =>
-    underFault(plane, rows, name, { allowedCodes: FAULT_CODES }, async () => {
-      const traffic = await startTraffic(plane, `load-${Date.now()}`);
+    underFault(suite.plane, suite.rows, name, { allowedCodes: FAULT_CODES }, async () => {
+      const traffic = await startTraffic(suite.plane, `load-${Date.now()}`);
       await sleep(500);
       await fault();
       await sleep(500);
@@ -35,35 +23,35 @@ describe('fault suite: PostgreSQL and Redis', () => {
 
   it('PostgreSQL connections terminated: every pooled connection drops at once, the link stays up', async () => {
     const outcome = await withLoad('PostgreSQL connections terminated', async () => {
-      plane.postgres.cut();
-      plane.postgres.resume();
+      suite.plane.postgres.cut();
+      suite.plane.postgres.resume();
     });
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
 
   it('PostgreSQL refusing connections for 3 s', async () => {
     const outcome = await withLoad('PostgreSQL refused (3 s)', async () => {
-      plane.postgres.cut();
+      suite.plane.postgres.cut();
       await sleep(FAULT_MS);
-      plane.postgres.resume();
+      suite.plane.postgres.resume();
     });
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
 
   it('PostgreSQL hung for 3 s (sockets open, no bytes)', async () => {
     const outcome = await withLoad('PostgreSQL hung (3 s)', async () => {
-      plane.postgres.pause();
+      suite.plane.postgres.pause();
       await sleep(FAULT_MS);
-      plane.postgres.resume();
+      suite.plane.postgres.resume();
     });
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
 
   it('Redis stopped for 3 s and started again (empty: it keeps nothing on disk)', async () => {
     const outcome = await withLoad('Redis stopped and restarted', async () => {
-      await plane.redis.stop();
+      await suite.plane.redis.stop();
       await sleep(FAULT_MS);
-      await plane.redis.start();
+      await suite.plane.redis.start();
     });
     expect(outcome).toEqual({ fault: outcome.fault, codes: outcome.codes, recoveredMs: expect.any(Number), lost: [] });
   });
