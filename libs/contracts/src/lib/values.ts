@@ -20,6 +20,11 @@ export const principalSchema = z.object({
   tenant: tenantIdSchema,
   subject: z.string().min(1).max(256),
   scopes: z.array(scopeSchema).max(64),
+  /**
+   * Set on a view token (scope `view`, minted by `POST /v1/sessions/{id}/view-tokens`): the principal may act only on
+   * this one session (and its Views). Absent: no restriction beyond tenant, user and scopes.
+   */
+  restrictedTo: z.strictObject({ appName: z.string().min(1).max(128), sessionId: z.string().min(1).max(128) }).optional(),
 });
 export type Principal = z.infer<typeof principalSchema>;
 

@@ -103,6 +103,24 @@ export const ConnPing = defineContract({
   errors: ['FAILED_PRECONDITION', 'DEADLINE_EXCEEDED'],
 });
 
+/**
+ * What the owner holds for one generation now: its references (leases of Views, reservations, runners) by holder
+ * kind, and operations in flight. A generation with no references and nothing in flight is evictable (idle timer).
+ */
+export const ConnGenerationState = defineContract({
+  service: 'binding-registry',
+  operation: 'generation-state',
+  version: 1,
+  request: z.strictObject({ ref: generationRefSchema }),
+  response: z.object({
+    references: z.number().int().min(0),
+    byHolderKind: z.record(z.string(), z.number().int().min(1)),
+    inflight: z.number().int().min(0),
+    evictable: z.boolean(),
+  }),
+  errors: ['FAILED_PRECONDITION'],
+});
+
 /** Revocation fan-out: the owner closes its generations of a binding generation (advertising ones, or all). */
 export const ConnCloseBinding = defineContract({
   service: 'binding-registry',

@@ -58,7 +58,15 @@ export const hostProfileSchema = z.strictObject({
   }),
   replayClassification: z.strictObject({ source: z.string().min(1).max(128), revision: revisionSchema }),
   /** App-path callbacks are never offered (app-safe connections); the model path may take elicitation rounds. */
-  callbackPolicy: z.strictObject({ sampling: z.literal('deny'), elicitation: z.enum(['deny', 'model-only']), roots: z.literal('deny') }),
+  callbackPolicy: z.strictObject({
+    sampling: z.literal('deny'),
+    elicitation: z.enum(['deny', 'model-only']),
+    roots: z.literal('deny'),
+    /** `ui/message` from a View: `accept` (a turn starts) or `confirm` (the user confirms first). Default `confirm`. */
+    message: z.enum(['accept', 'confirm']).optional(),
+    /** `ui/notifications/request-teardown`: `host-page` (recorded; the host page decides) or `accept` (the View is torn down). Default `host-page`. */
+    requestTeardown: z.enum(['host-page', 'accept']).optional(),
+  }),
   connectionPolicy: z.strictObject({
     /** `per-session` (default): stateful generations also key on the session incarnation. */
     affinity: z.enum(['per-session', 'per-principal']),
@@ -87,6 +95,61 @@ export const hostProfileSchema = z.strictObject({
   }),
   /** Export policy (absent: `DEFAULT_EXPORT_POLICY`, content only); export-audit reads it again at the recheck before release. */
   export: exportPolicySchema.optional(),
+  /** View lease and document limits (absent: `VIEW_POLICY_DEFAULTS.views`). */
+  views: z
+    .strictObject({
+      leaseMs: positiveMs(24 * 3600 * 1000).optional(),
+      maxDocumentBytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(32 * 1024 * 1024)
+        .optional(),
+    })
+    .optional(),
+  /** View RPC admission (absent: `VIEW_POLICY_DEFAULTS.rpc`). */
+  rpc: z
+    .strictObject({
+      perViewPerMinute: z.number().int().min(1).max(100_000).optional(),
+      perSessionPerMinute: z.number().int().min(1).max(1_000_000).optional(),
+      queueDepth: z.number().int().min(1).max(1024).optional(),
+      maxRequestBytes: z
+        .number()
+        .int()
+        .min(256)
+        .max(8 * 1024 * 1024)
+        .optional(),
+    })
+    .optional(),
+  /** How long View operation outcomes are kept for their idempotency keys (absent: 24 h). */
+  idempotency: z.strictObject({ retentionMs: positiveMs(7 * 24 * 3600 * 1000) }).optional(),
+  /**
+   * Which initial calls may be replayed without asking (a placeholder's `refresh`): the native tool names listed,
+   * and, when `readOnlyHint` is true, tools whose declaration carries `annotations.readOnlyHint: true`. Absent: none.
+   */
+  replay: z
+    .strictObject({
+      tools: z.array(z.string().min(1).max(128)).max(512).optional(),
+      readOnlyHint: z.boolean().optional(),
+    })
+    .optional(),
+  /** Model-context register caps (absent: `VIEW_POLICY_DEFAULTS.registers`). */
+  registers: z
+    .strictObject({
+      maxRegisterBytes: z
+        .number()
+        .int()
+        .min(64)
+        .max(1024 * 1024)
+        .optional(),
+      maxSessionBytes: z
+        .number()
+        .int()
+        .min(64)
+        .max(16 * 1024 * 1024)
+        .optional(),
+    })
+    .optional(),
 });
 export type HostProfile = z.infer<typeof hostProfileSchema>;
 

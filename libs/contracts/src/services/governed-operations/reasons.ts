@@ -10,6 +10,14 @@ import { defineReasons, type ReasonOf } from '../../lib/errors';
  * - `EXECUTED_NOT_RECORDED` (OUTCOME_UNKNOWN): a tool ran but its event could not be appended; a retry does not
  *   run it again.
  * - `CONFIRMATION_PERMIT_LOST` (DATA_LOSS): the ledger shows the confirmation was issued, but its permit is gone.
+ * - `VIEW_GRANT_INVALID` (PERMISSION_DENIED): the View grant is missing, wrong, or of another View.
+ * - `VIEW_REVOKED` (FAILED_PRECONDITION): the View is no longer live; `details.revocation` says why.
+ * - `PRINCIPAL_REVOKED` (PERMISSION_DENIED): the caller's principal was revoked by an admin.
+ * - `DOCUMENT_NOT_FOUND`, `DOCUMENT_AMBIGUOUS`, `DOCUMENT_MIME_MISMATCH`, `DOCUMENT_ENCODING_INVALID`
+ *   (FAILED_PRECONDITION), `DOCUMENT_TOO_LARGE` (PAYLOAD_TOO_LARGE): the `resources/read` of a bootstrap did not
+ *   yield exactly one App document of the descriptor's URI within the profile's limit.
+ * - `REPLAY_NOT_SAFE` (FAILED_PRECONDITION): `refresh` of a call the replay classification does not call replay-safe.
+ * - `VIEW_NOT_PLACEHOLDER` (FAILED_PRECONDITION): `refresh`/`rerun` of a live View.
  */
 export const GovernedReasons = defineReasons([
   'DUPLICATE_FUNCTION_CALL_ID',
@@ -18,5 +26,15 @@ export const GovernedReasons = defineReasons([
   'CALL_IN_FLIGHT',
   'EXECUTED_NOT_RECORDED',
   'CONFIRMATION_PERMIT_LOST',
+  'VIEW_GRANT_INVALID',
+  'VIEW_REVOKED',
+  'PRINCIPAL_REVOKED',
+  'DOCUMENT_NOT_FOUND',
+  'DOCUMENT_AMBIGUOUS',
+  'DOCUMENT_MIME_MISMATCH',
+  'DOCUMENT_ENCODING_INVALID',
+  'DOCUMENT_TOO_LARGE',
+  'REPLAY_NOT_SAFE',
+  'VIEW_NOT_PLACEHOLDER',
 ]);
 export type GovernedReason = ReasonOf<typeof GovernedReasons>;

@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
 import { incarnationSchema, sessionKeySchema } from '../../lib/values';
-import { descriptorSealedResultRefSchema } from './values';
+import { descriptorSealedResultRefSchema, eventWidgetSchema } from './values';
 
 /**
  * `apphost.lifecycle-store.get-event.v1`: one function call's sealed result locator on one event of the current
  * `ACTIVE(n)` ledger — the session, incarnation, event and function call all verified against the ledger. A missing
  * session, event or call, or one of another incarnation, is NOT_FOUND (a foreign locator reads as absent); a session
- * that is not ACTIVE(n) is FAILED_PRECONDITION (`STALE_INCARNATION`, `SESSION_CREATING`).
+ * that is not ACTIVE(n) is FAILED_PRECONDITION (`STALE_INCARNATION`, `SESSION_CREATING`). The call is found when the
+ * event carries a descriptor for it, a legacy widget of its tool, or an event-level sealed reference; `widget` and
+ * `call` say what the event recorded (Views render from them; export needs only `sealedResultRef`).
  */
 export const LifecycleGetEvent = defineContract({
   service: 'lifecycle-store',
@@ -30,6 +32,13 @@ export const LifecycleGetEvent = defineContract({
       toolsetId: z.string().nullable(),
       bindingRevision: z.string().nullable(),
       sealedResultRef: descriptorSealedResultRefSchema.nullable(),
+      /** The call's widget: its descriptor, or the legacy payload of a profile-less toolset (matched by tool name); null for an event-level reference. */
+      widget: eventWidgetSchema.nullable(),
+      /** The function call as the event recorded it (model-catalog name and arguments), when the event carries it. */
+      call: z
+        .object({ name: z.string(), args: z.record(z.string(), z.unknown()) })
+        .strict()
+        .nullable(),
     })
     .strict(),
   errors: ['NOT_FOUND', 'FAILED_PRECONDITION'],
