@@ -68,7 +68,10 @@ describe('buildViewCsp', () => {
   });
 
   it('normalizes, deduplicates and sorts sources, independent of declaration order', () => {
-    const a = buildViewCsp({ connectDomains: ['https://B.example.com:443', 'https://a.example.com/', 'HTTPS://b.example.com', 'https://a.example.com:8443'] }, PRODUCTION);
+    const a = buildViewCsp(
+      { connectDomains: ['https://B.example.com:443', 'https://a.example.com/', 'HTTPS://b.example.com', 'https://a.example.com:8443'] },
+      PRODUCTION,
+    );
     const b = buildViewCsp({ connectDomains: ['https://a.example.com:8443', 'https://b.example.com', 'https://a.example.com'] }, PRODUCTION);
     expect(a).toEqual(b);
     expect(directives(a.header)['connect-src']).toEqual(['https://a.example.com', 'https://a.example.com:8443', 'https://b.example.com']);
