@@ -222,7 +222,7 @@ describe('auth over HTTP (development provider)', () => {
       expect(body).toEqual({ admin: true });
       expect(await get(`${running.url}/me`, await provider.mint())).toEqual({
         status: 200,
-        body: { tenant: 'dev', subject: 'developer', scopes: ['admin', 'runtime', 'view', 'export', 'audit'] },
+        body: { tenant: 'dev', subject: 'developer', scopes: ['admin', 'runtime', 'view', 'delegate', 'export', 'audit'] },
       });
       const stranger = await DevelopmentTokenProvider.create({ bindHost: '127.0.0.1' });
       expect((await get(`${running.url}/me`, await stranger.mint())).status).toBe(401);

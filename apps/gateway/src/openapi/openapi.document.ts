@@ -2,10 +2,13 @@ import { z } from 'zod';
 import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts';
 import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
+import { USER_ID_DESCRIPTION } from '../http/request-input';
 import { adminPaths } from '../admin/admin.openapi';
 import { catalogPaths } from '../catalog/catalog.openapi';
 import { toolBatchPaths } from '../tool-batches/tool-batches.openapi';
 import { exportPaths } from '../exports/exports.openapi';
+import { principalPaths } from '../principals/principals.openapi';
+import { viewTokenPaths } from '../sessions/view-tokens.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -27,7 +30,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         'every service hop; a malformed one is 400 INVALID_ARGUMENT. A request that outlives its deadline answers 504 OUTCOME_UNKNOWN.',
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'An organisation JWT (or, in development, the local dev token) with scopes among admin, runtime, view, delegate, export and audit; or a view token from POST /v1/sessions/{sessionId}/view-tokens (scope view, one session).',
+        },
+      },
       schemas: {
         ErrorResponse: {
           type: 'object',
@@ -59,6 +70,8 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       ...catalogPaths(),
       ...toolBatchPaths(),
       ...exportPaths(),
+      ...viewTokenPaths(),
+      ...principalPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",
@@ -83,7 +96,7 @@ const userIdParam = {
   name: 'userId',
   in: 'query',
   required: false,
-  description: "Defaults to the token's subject; any other user reads as 404",
+  description: USER_ID_DESCRIPTION,
   schema: { type: 'string' },
 };
 const sessionErrors = {
