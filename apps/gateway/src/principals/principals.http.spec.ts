@@ -119,4 +119,11 @@ describe('POST /v1/principals:revoke and :restore', () => {
     expect((await post('/v1/principals:explode', admin, bob)).status).toBe(404);
     expect(asked).toEqual([]);
   });
+
+  it('is documented in the OpenAPI document', async () => {
+    const doc = (await (await fetch(`${base}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    for (const route of ['/v1/principals:revoke', '/v1/principals:restore']) {
+      expect(Object.keys(doc.paths[route]['post'].responses)).toEqual(expect.arrayContaining(['200', '400', '401', '403', '503']));
+    }
+  });
 });

@@ -262,3 +262,17 @@ describe('POST /v1/sessions/{id}/view-tokens', () => {
     expect(res).toMatchObject({ status: 401, body: { error: { code: 'UNAUTHENTICATED', message: 'token signature invalid' } } });
   });
 });
+
+describe('OpenAPI', () => {
+  it('documents the view-token route and what userId means for a delegate', async () => {
+    type Operation = { parameters?: { name: string; description?: string }[]; responses: Record<string, unknown>; requestBody?: unknown };
+    const doc = (await (await fetch(`${base}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, Operation>> };
+    const mint = doc.paths['/v1/sessions/{sessionId}/view-tokens']['post'];
+    expect(Object.keys(mint.responses).sort()).toEqual(['201', '400', '401', '403', '404', '503']);
+    expect(JSON.stringify(mint.requestBody)).toContain('ttlSeconds');
+    const userId = doc.paths['/v1/sessions/{sessionId}']['get'].parameters?.find((p) => p.name === 'userId');
+    expect(userId?.description).toContain('`delegate`');
+    expect(doc.paths['/v1/sessions/{sessionId}/catalog']['get'].parameters?.find((p) => p.name === 'userId')?.description).toContain('`delegate`');
+    expect(JSON.stringify(doc.paths['/v1/sessions/{sessionId}/tool-batches'])).toContain('`delegate`');
+  });
+});
