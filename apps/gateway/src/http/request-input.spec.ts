@@ -5,7 +5,7 @@ const alice: Principal = { tenant: 'acme', subject: 'alice', scopes: ['runtime']
 const runtime: Principal = { tenant: 'acme', subject: 'svc-runtime', scopes: ['runtime', 'delegate'] };
 const viewToken: Principal = { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1' } };
 
-function notFound(run: () => unknown): void {
+function expectNotFound(run: () => unknown): void {
   let thrown: unknown;
   try {
     run();
@@ -24,8 +24,8 @@ describe('ownSessionKey', () => {
   });
 
   it('reads another user as not found without delegate', () => {
-    notFound(() => ownSessionKey(alice, 'dash', 's1', 'bob'));
-    notFound(() => ownSessionKey({ ...alice, scopes: ['runtime', 'admin', 'view'] }, 'dash', 's1', 'bob'));
+    expectNotFound(() => ownSessionKey(alice, 'dash', 's1', 'bob'));
+    expectNotFound(() => ownSessionKey({ ...alice, scopes: ['runtime', 'admin', 'view'] }, 'dash', 's1', 'bob'));
   });
 
   it('lets a delegate name any user of its own tenant, never another tenant', () => {
@@ -36,11 +36,11 @@ describe('ownSessionKey', () => {
   it('lets a view token reach its one session only, as its user only', () => {
     expect(ownSessionKey(viewToken, 'dash', 's1', undefined)).toEqual({ tenant: 'acme', appName: 'dash', userId: 'alice', sessionId: 's1' });
     expect(ownSessionKey(viewToken, 'dash', 's1', 'alice').userId).toBe('alice');
-    notFound(() => ownSessionKey(viewToken, 'dash', 's2', undefined));
-    notFound(() => ownSessionKey(viewToken, 'other-app', 's1', undefined));
-    notFound(() => ownSessionKey(viewToken, 'dash', 's1', 'bob'));
+    expectNotFound(() => ownSessionKey(viewToken, 'dash', 's2', undefined));
+    expectNotFound(() => ownSessionKey(viewToken, 'other-app', 's1', undefined));
+    expectNotFound(() => ownSessionKey(viewToken, 'dash', 's1', 'bob'));
     // Even a restricted principal that somehow held delegate may not name another user.
-    notFound(() => ownSessionKey({ ...viewToken, scopes: ['view', 'delegate'] }, 'dash', 's1', 'bob'));
+    expectNotFound(() => ownSessionKey({ ...viewToken, scopes: ['view', 'delegate'] }, 'dash', 's1', 'bob'));
   });
 });
 
@@ -50,8 +50,8 @@ describe('viewCallerOf', () => {
     expect(viewCallerOf(alice, 'alice')).toEqual({ principal: alice, userId: 'alice' });
     expect(viewCallerOf(runtime, 'bob')).toEqual({ principal: runtime, userId: 'bob' });
     expect(viewCallerOf(viewToken)).toEqual({ principal: viewToken, userId: 'alice' });
-    notFound(() => viewCallerOf(alice, 'bob'));
-    notFound(() => viewCallerOf(viewToken, 'bob'));
+    expectNotFound(() => viewCallerOf(alice, 'bob'));
+    expectNotFound(() => viewCallerOf(viewToken, 'bob'));
   });
 });
 
