@@ -3,6 +3,7 @@ import { BusServer, type NatsTransport } from '@apphost/bus';
 import {
   AppHostError,
   CatalogModelCatalog,
+  GovernedDecideConfirmation,
   GovernedRunToolBatch,
   LifecycleCreateSession,
   LifecycleGetSession,
@@ -92,6 +93,17 @@ beforeAll(async () => {
       confirmations: [],
     };
   });
+  standIns.register(GovernedDecideConfirmation, (r) => {
+    asked.push({ op: 'decide', session: r.session, principal: r.principal });
+    return {
+      eventId: 2,
+      incarnation: 1,
+      rejection: null,
+      functionResponses: [{ functionCallId: 'c1', name: 'echo', response: { ok: true } }],
+      widgets: [],
+      confirmations: [],
+    };
+  });
   standIns.start();
   await standIns.ready();
 
@@ -133,9 +145,10 @@ const batch = (userId?: string) => ({
   calls: [{ functionCallId: 'c1', tool: 'echo', arguments: {} }],
 });
 const bob = { tenant: 'acme', appName: 'dash', userId: 'bob', sessionId: 's2' };
+const CONFIRMATION = `cf-${'0'.repeat(32)}`;
 
 describe('delegation: a principal with scope delegate acts for a user of its tenant', () => {
-  it('names the user on the session, events, catalog and tool-batch routes, and the services see that user', async () => {
+  it('names the user on the session, events, catalog, tool-batch and confirmation routes, and the services see that user', async () => {
     expect(await call('GET', '/v1/sessions/s2?appName=dash&userId=bob', runtime)).toEqual({
       status: 200,
       body: { sessionId: 's2', appName: 'dash', userId: 'bob', incarnation: 1, state: 'ACTIVE' },
@@ -143,6 +156,10 @@ describe('delegation: a principal with scope delegate acts for a user of its ten
     expect(await call('GET', '/v1/sessions/s2/events?appName=dash&userId=bob', runtime)).toMatchObject({ status: 200, body: { userId: 'bob', events: [] } });
     expect(await call('GET', '/v1/sessions/s2/catalog?appName=dash&userId=bob', runtime)).toMatchObject({ status: 200, body: { sessionId: 's2', tools: [] } });
     expect(await call('POST', '/v1/sessions/s2/tool-batches', runtime, batch('bob'))).toMatchObject({ status: 200, body: { eventId: 1 } });
+    expect(await call('POST', `/v1/sessions/s2/confirmations/${CONFIRMATION}`, runtime, { appName: 'dash', userId: 'bob', confirmed: true })).toMatchObject({
+      status: 200,
+      body: { eventId: 2 },
+    });
     expect(await call('POST', '/v1/sessions', runtime, { appName: 'dash', sessionId: 's-carol', userId: 'carol' })).toMatchObject({
       status: 201,
       body: { sessionId: 's-carol', userId: 'carol' },
@@ -155,6 +172,7 @@ describe('delegation: a principal with scope delegate acts for a user of its ten
       { op: 'get', session: bob },
       { op: 'catalog', session: bob, principal: forBob },
       { op: 'batch', session: bob, principal: forBob },
+      { op: 'decide', session: bob, principal: forBob },
       { op: 'create', session: { tenant: 'acme', appName: 'dash', userId: 'carol', sessionId: 's-carol' } },
     ]);
   });
@@ -164,6 +182,7 @@ describe('delegation: a principal with scope delegate acts for a user of its ten
     expect((await call('GET', '/v1/sessions/s2/events?appName=dash&userId=bob', alice)).status).toBe(404);
     expect((await call('GET', '/v1/sessions/s2/catalog?appName=dash&userId=bob', alice)).status).toBe(404);
     expect((await call('POST', '/v1/sessions/s2/tool-batches', alice, batch('bob'))).status).toBe(404);
+    expect((await call('POST', `/v1/sessions/s2/confirmations/${CONFIRMATION}`, alice, { appName: 'dash', userId: 'bob', confirmed: true })).status).toBe(404);
     expect((await call('POST', '/v1/sessions/s2/view-tokens', alice, { appName: 'dash', userId: 'bob' })).status).toBe(404);
     expect(asked).toEqual([]);
     // Its own session, by name or by default, as before; the services see the caller itself.
@@ -220,7 +239,7 @@ describe('POST /v1/sessions/{id}/view-tokens', () => {
     ['absent', 's-missing'],
     ['DELETING', 's-deleting'],
     ['DELETED', 's-deleted'],
-  ])('answers 404 for an %s session, minting nothing', async (_state, sessionId) => {
+  ])('answers 404 when the session is %s, minting nothing', async (_state, sessionId) => {
     const res = await call('POST', `/v1/sessions/${sessionId}/view-tokens`, alice, { appName: 'dash' });
     expect(res).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND', message: 'session not found' } } });
     expect(res.body).not.toHaveProperty('token');
