@@ -3,12 +3,12 @@ import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts'
 import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
 import { USER_ID_DESCRIPTION } from '../http/request-input';
+import { principalPaths } from '../principals/principals.openapi';
+import { viewTokenPaths } from '../sessions/view-tokens.openapi';
 import { adminPaths } from '../admin/admin.openapi';
 import { catalogPaths } from '../catalog/catalog.openapi';
 import { toolBatchPaths } from '../tool-batches/tool-batches.openapi';
 import { exportPaths } from '../exports/exports.openapi';
-import { principalPaths } from '../principals/principals.openapi';
-import { viewTokenPaths } from '../sessions/view-tokens.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -66,12 +66,12 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Text exposition format' } } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
       ...sessionPaths(),
+      ...viewTokenPaths(),
       ...adminPaths(),
+      ...principalPaths(),
       ...catalogPaths(),
       ...toolBatchPaths(),
       ...exportPaths(),
-      ...viewTokenPaths(),
-      ...principalPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",
