@@ -178,7 +178,7 @@ export class BusServer {
   private encodeReply(reg: Registration, envelope: Reply, context: HandlerContext): TransportReply {
     const bytes = encodeJson(envelope);
     if (bytes.byteLength <= this.maxPayloadBytes) return { data: bytes, headers: {} };
-    const reply = this.transfers.offer(reg.contract.subject, bytes);
+    const reply = this.transfers.offer(reg.contract.subject, bytes, context.deadline);
     if (Object.keys(reply.headers).length === 0) {
       this.options.logger.warn({ subject: reg.subject, correlationId: context.correlationId, bytes: bytes.byteLength }, 'reply refused for chunked transfer');
     }

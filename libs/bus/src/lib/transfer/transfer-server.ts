@@ -46,9 +46,12 @@ export class TransferServer {
     this.subscription = this.options.transport.subscribe(this.subject, this.options.queue, (msg) => Promise.resolve(this.serveChunk(msg)));
   }
 
-  /** The reply to send instead of `bytes` (an encoded reply over the payload limit): a transfer envelope, or a typed refusal. */
-  offer(label: string, bytes: Uint8Array): TransportReply {
-    const result = this.parked.park(label, bytes);
+  /**
+   * The reply to send instead of `bytes` (an encoded reply over the payload limit): a transfer envelope, or a typed
+   * refusal. `deadline`: the request's, past which nobody will read it.
+   */
+  offer(label: string, bytes: Uint8Array, deadline: number | undefined): TransportReply {
+    const result = this.parked.park(label, bytes, deadline);
     if (result.parked) {
       const envelope: TransferEnvelope = {
         transferId: result.transferId,
