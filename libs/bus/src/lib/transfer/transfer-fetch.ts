@@ -19,8 +19,6 @@ export interface TransferFetchOptions {
   deadlineAt: number;
   /** The original request's headers (correlation id, deadline, trace), sent with every chunk request. */
   headers: Record<string, string>;
-  /** The largest chunk this client accepts (its payload limit). */
-  maxChunkBytes: number;
 }
 
 /**
@@ -59,7 +57,7 @@ function parseEnvelope(bytes: Uint8Array, options: TransferFetchOptions): Transf
     raw = undefined;
   }
   const parsed = transferEnvelopeSchema.safeParse(raw);
-  if (!parsed.success || parsed.data.chunkBytes > options.maxChunkBytes) {
+  if (!parsed.success) {
     throw new AppHostError('INTERNAL', `malformed reply from ${options.service}`, {
       details: { service: options.service, correlationId: options.correlationId },
     });
