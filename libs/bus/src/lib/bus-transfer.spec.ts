@@ -56,11 +56,13 @@ interface TransferEvent {
   bytes: number;
 }
 
-function recordingMetrics(): BusMetrics & { transfers: TransferEvent[] } {
+function recordingMetrics(): BusMetrics & { transfers: TransferEvent[]; handled: string[] } {
   const transfers: TransferEvent[] = [];
+  const handled: string[] = [];
   return {
     transfers,
-    observeHandled: () => undefined,
+    handled,
+    observeHandled: (_subject, outcome) => handled.push(outcome),
     observeRequested: () => undefined,
     observeTransfer: (subject, side, outcome, bytes) => transfers.push({ subject, side, outcome, bytes }),
   };
@@ -271,6 +273,8 @@ describe.each<[string, () => TransportFixture]>([
     expect(server.parkedTransferBytes).toBe(0);
     await expect(bus.request(contract, { text: 'third' })).resolves.toEqual({ text: expect.any(String) });
     expect(serverMetrics.transfers.map((t) => t.outcome)).toEqual(['RESOURCE_EXHAUSTED', 'OK', 'OK']);
+    // What the requesters saw, not what the handler returned.
+    expect(serverMetrics.handled).toEqual(['OK', 'RESOURCE_EXHAUSTED', 'OK']);
     expect(calls).toBe(3);
   });
 
