@@ -92,6 +92,8 @@ export class ProducingGenerations {
 }
 
 function keyOf(at: ProducerLocator): string {
-  const call = createHash('sha256').update(canonicalize({ functionCallId: at.functionCallId, recordId: at.recordId })).digest('hex');
+  const call = createHash('sha256')
+    .update(canonicalize({ functionCallId: at.functionCallId, recordId: at.recordId }))
+    .digest('hex');
   return `${producersPrefixOf(at.session)}${at.incarnation}:${call}`;
 }

@@ -196,7 +196,14 @@ export class ViewBootstrap {
     const live: ViewRecord = { ...reserved.record, state: 'ACTIVE', grantDigest: grantDigestOf(grant), leaseMs: policy.views.leaseMs, expiresAt };
     if (!(await this.records.update(reserved, live))) throw viewNotFound(); // revoked by the cascade meanwhile
     this.logger.info(
-      { viewId, session: request.session.sessionId, incarnation, eventId: request.eventId, generationId: producer.generation.generationId, bytes: document.bytes },
+      {
+        viewId,
+        session: request.session.sessionId,
+        incarnation,
+        eventId: request.eventId,
+        generationId: producer.generation.generationId,
+        bytes: document.bytes,
+      },
       'view opened',
     );
     return {

@@ -45,7 +45,10 @@ export const viewRecordSchema = z.strictObject({
   /** The View's reference on its generation (`binding-registry.retain`); `released` once given back. */
   leaseId: z.uuid().nullable(),
   released: z.boolean(),
-  grantDigest: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  grantDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   leaseMs: z.number().int().min(1).nullable(),
   createdAt: z.iso.datetime(),
   expiresAt: z.iso.datetime().nullable(),
@@ -75,8 +78,7 @@ export class ViewRecords {
   async create(record: ViewRecord, ttlMs: number): Promise<StoredView> {
     const raw = serialize(record);
     await this.store.setIfAbsent(sessionViewKeyOf(record.session, record.incarnation, record.viewId), record.viewId, MAX_TTL_MS);
-    if (!(await this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(ttlMs))))
-      throw new AppHostError('INTERNAL', 'a View id collided');
+    if (!(await this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(ttlMs)))) throw new AppHostError('INTERNAL', 'a View id collided');
     return { record, raw };
   }
 

@@ -92,7 +92,9 @@ export class ViewService {
   async replay(r: ParsedRequestOf<typeof GovernedReplayView>): Promise<ResponseOf<typeof GovernedReplayView>> {
     const { record } = await this.visible(r.caller, r.viewId);
     if (record.mode !== 'placeholder')
-      throw new AppHostError('FAILED_PRECONDITION', 'only a placeholder view can be refreshed or re-run', { details: GovernedReasons.details('VIEW_NOT_PLACEHOLDER') });
+      throw new AppHostError('FAILED_PRECONDITION', 'only a placeholder view can be refreshed or re-run', {
+        details: GovernedReasons.details('VIEW_NOT_PLACEHOLDER'),
+      });
     if (record.state !== 'ACTIVE') throw revokedError(revocationReasonOf(record));
     if (r.action === 'refresh' && !record.replaySafe)
       throw new AppHostError('FAILED_PRECONDITION', "the profile's replay classification does not call this tool replay-safe: use rerun", {
@@ -114,7 +116,13 @@ export class ViewService {
     });
     const widget = event.widgets.find((w) => !isWidgetDescriptor(w) || w.correlation.functionCallId === functionCallId);
     const view = widget
-      ? await this.bootstrap.open({ caller: r.caller, session: record.session, eventId: event.eventId, functionCallId, ...(r.hostContext ? { hostContext: r.hostContext } : {}) })
+      ? await this.bootstrap.open({
+          caller: r.caller,
+          session: record.session,
+          eventId: event.eventId,
+          functionCallId,
+          ...(r.hostContext ? { hostContext: r.hostContext } : {}),
+        })
       : null;
     return { event, view };
   }
@@ -214,7 +222,9 @@ function snapshotOf(record: ViewRecord): ViewSnapshot {
     incarnation: record.incarnation,
     widget: record.widget,
     viewGeneration: record.viewGeneration,
-    generation: record.generation ? { generationId: record.generation.generationId, fence: record.generation.fence, ownerInstanceId: record.generation.ownerInstanceId } : null,
+    generation: record.generation
+      ? { generationId: record.generation.generationId, fence: record.generation.fence, ownerInstanceId: record.generation.ownerInstanceId }
+      : null,
     createdAt: record.createdAt,
     expiresAt: record.expiresAt,
     teardownRequestedAt: record.teardownRequestedAt,
