@@ -147,6 +147,8 @@ export interface FakeState {
   leases: Map<string, Map<string, { kind: string; id: string }>>;
   /** The record id the sealed store gave each function call's record. */
   recordIds: Record<string, string>;
+  /** Confirmation policy overrides, by toolset. */
+  requireConfirmation: Record<string, string[]>;
 }
 
 export interface FakePlane {
@@ -239,7 +241,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       transport: 'stdio' as const,
       protocol: 'auto' as const,
       liveConnections: 1,
-      requireConfirmation,
+      requireConfirmation: state.requireConfirmation[r.toolsetId] ?? requireConfirmation,
     };
   });
   fakes.register(SealedCreate, (r) => {
@@ -408,6 +410,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       (r) => {
         const leases = live(r.ref);
         state.log.push('release');
+        if (state.failures.release) throw state.failures.release;
         const released = leases.delete(r.leaseId);
         return { released, references: leases.size };
       },
@@ -479,7 +482,16 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
 
 function freshViewState(): Pick<
   FakeState,
-  'revokedPrincipals' | 'toolsetStates' | 'bindingGenerations' | 'documents' | 'sealedMissing' | 'sealedCorrupt' | 'profile' | 'leases' | 'recordIds'
+  | 'revokedPrincipals'
+  | 'toolsetStates'
+  | 'bindingGenerations'
+  | 'documents'
+  | 'sealedMissing'
+  | 'sealedCorrupt'
+  | 'profile'
+  | 'leases'
+  | 'recordIds'
+  | 'requireConfirmation'
 > {
   return {
     revokedPrincipals: new Set(),
@@ -491,6 +503,7 @@ function freshViewState(): Pick<
     profile: {},
     leases: new Map(),
     recordIds: {},
+    requireConfirmation: {},
   };
 }
 

@@ -21,6 +21,7 @@ import { SealedResultClient } from '@apphost/sealed-results';
 import type { BatchConfig } from '../governed.config';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { ToolBatchService } from '../tool-batches/tool-batch.service';
+import { ProducingGenerations } from './producing-generations';
 import { callerMaySee, grantMatches, principalDigestOf, viewNotFound } from './view-access';
 import { ViewBootstrap } from './view-bootstrap';
 import { revocationOf } from './view-checks';
@@ -40,6 +41,7 @@ export class ViewService {
 
   constructor(
     @Inject(ViewRecords) private readonly records: ViewRecords,
+    @Inject(ProducingGenerations) private readonly producers: ProducingGenerations,
     @Inject(ViewCollaborators) private readonly peers: ViewCollaborators,
     @Inject(ViewTeardown) private readonly teardown: ViewTeardown,
     @Inject(ViewBootstrap) private readonly bootstrap: ViewBootstrap,
@@ -164,7 +166,10 @@ export class ViewService {
     return (await this.teardown.end(record.viewId, reason))?.view ?? stored;
   }
 
-  /** The arguments of the widget's call: as the event recorded them, the legacy payload's, or the sealed refresh record's. */
+  /**
+   * The arguments of the widget's call: as the event recorded them, the legacy payload's, the sealed refresh
+   * record's, or (a sealed record gone or unreadable) the producing-generation record's.
+   */
   private async argumentsOf(record: ViewRecord): Promise<Record<string, unknown>> {
     const located = await this.peers.getEvent({
       session: record.session,
@@ -188,6 +193,15 @@ export class ViewService {
         if (!(error instanceof AppHostError) || !['NOT_FOUND', 'DATA_LOSS', 'INTERNAL'].includes(error.code)) throw error;
       }
     }
+    const producer = located.sealedResultRef
+      ? await this.producers.find({
+          session: record.session,
+          incarnation: record.incarnation,
+          functionCallId: record.widget.functionCallId,
+          recordId: located.sealedResultRef.recordId,
+        })
+      : null;
+    if (producer) return producer.arguments;
     throw new AppHostError('FAILED_PRECONDITION', "the widget's call arguments are no longer recorded: ask the model to call the tool again");
   }
 }

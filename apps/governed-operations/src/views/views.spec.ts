@@ -7,9 +7,6 @@ import {
   GovernedRenewView,
   GovernedRevoke,
   GovernedRunToolBatch,
-  type LiveView,
-  type OpenViewResponse,
-  type PlaceholderView,
   type ViewCaller,
 } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
@@ -17,6 +14,7 @@ import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { fixtureServerCommand, STATEFUL_NONCE_RESOURCE, TEST_REDIS_URL } from '@apphost/testing';
 import type { GovernedFaultPoint } from '../governed.faults';
 import { generationIdOf, principal as batchPrincipal, session, startFakePlane, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
+import { live, placeholder, viewCaller, viewReferences, widgetOf as turnWithWidget } from '../test/view-helpers';
 import { ProducingGenerations } from './producing-generations';
 
 /**
@@ -24,14 +22,13 @@ import { ProducingGenerations } from './producing-generations';
  * catalog-policy reads the document from the real `stateful-nonce` fixture server over stdio. Each widget comes from
  * a real tool batch of this service, so its producing-generation record is the pipeline's own.
  */
-export const caller: ViewCaller = { principal: { tenant: 'acme', subject: 'alice', scopes: ['view'] }, userId: 'alice' };
+const caller = viewCaller;
 const NONCE_GENERATION = generationIdOf(true);
 
 describe('governed-operations Views: bootstrap (fake collaborators on a private NATS, real Redis, real fixture server)', () => {
   let plane: FakePlane;
   let state: FakeState;
   let redis: Redis;
-  let turn = 0;
 
   beforeAll(async () => {
     plane = await startFakePlane({ GOVERNED_VIEW_SWEEP_MS: '0' });
@@ -48,22 +45,11 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
 
   const client = () => plane.service.client;
 
-  /** One model turn producing one widget of `tool`; answers where it is. */
-  async function widgetOf(tool = 'nonce-view', args: Record<string, unknown> = { q: 'x' }): Promise<{ eventId: number; functionCallId: string }> {
-    const functionCallId = `fc-${++turn}`;
-    const res = await client().request(
-      GovernedRunToolBatch,
-      { principal: batchPrincipal, session, invocationId: `inv-${turn}`, calls: [{ functionCallId, tool, arguments: args }] },
-      { timeoutMs: 20_000 },
-    );
-    expect(res.widgets).toHaveLength(1);
-    return { eventId: res.eventId, functionCallId };
-  }
+  const widgetOf = (tool?: string, args?: Record<string, unknown>) => turnWithWidget(client(), tool, args);
 
   const open = (at: { eventId: number; functionCallId: string }, who: ViewCaller = caller, theme?: 'dark') =>
     client().request(GovernedOpenView, { caller: who, session, ...at, ...(theme ? { hostContext: { theme } } : {}) }, { timeoutMs: 30_000 });
-  /** The View references the fake owner holds now (on any generation; `reset()` forgets earlier tests'). */
-  const references = () => [...state.leases.values()].reduce((n, leases) => n + leases.size, 0);
+  const references = () => viewReferences(state);
   /** The View records in Redis under this plane's prefix (a half-made one must never remain). */
   const storedViews = async () => (await redis.keys(`apphost:${plane.prefix}governed-operations:view:*`)).length;
 
@@ -112,6 +98,8 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     const snapshot = await client().request(GovernedGetView, { caller, viewId: view.viewId });
     expect(snapshot).toMatchObject({ viewId: view.viewId, mode: 'live', state: 'ACTIVE', reason: null, incarnation: 3, expiresAt: view.expiresAt });
     expect(snapshot.generation).toEqual({ generationId: NONCE_GENERATION, fence: 1, ownerInstanceId: 'fake-owner' });
+    // The grant travels only as itself: never in the document, the context, the result or the snapshot.
+    expect(JSON.stringify({ document: view.document, hostContext: view.hostContext, toolResult: view.toolResult, snapshot })).not.toContain(view.grant);
   });
 
   it('records the producing generation before the event is appended (a batch failing at the append leaves it behind)', async () => {
@@ -274,13 +262,3 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     expect(await producers.find({ session, incarnation: 3, functionCallId: at.functionCallId, recordId: state.recordIds[at.functionCallId] })).toBeNull();
   });
 });
-
-export function live(v: OpenViewResponse): LiveView {
-  if (v.mode !== 'live') throw new Error(`expected a live view, got the placeholder ${v.reason}`);
-  return v;
-}
-
-export function placeholder(v: OpenViewResponse): PlaceholderView {
-  if (v.mode !== 'placeholder') throw new Error('expected a placeholder');
-  return v;
-}
