@@ -173,7 +173,7 @@ export class ViewBootstrap {
     profile: HostProfile,
   ): Promise<LiveView> {
     const { request, viewId, incarnation, policy } = opening;
-    const envelope = await this.resolveSealed(opening, descriptor);
+    const envelope = await this.resolveSealed(opening, descriptor, producer.recordId);
 
     const read = await this.peers.readResource({
       generation: { ...producer.generation },
@@ -224,7 +224,7 @@ export class ViewBootstrap {
   }
 
   /** (3) The sealed record, digest-verified by the store, bound to this session, incarnation, event and call. */
-  private async resolveSealed(opening: Opening, descriptor: WidgetDescriptor): Promise<SealedEnvelope> {
+  private async resolveSealed(opening: Opening, descriptor: WidgetDescriptor, recordId: string): Promise<SealedEnvelope> {
     const { request, incarnation } = opening;
     let envelope: SealedEnvelope;
     try {
@@ -233,7 +233,7 @@ export class ViewBootstrap {
         incarnation,
         eventId: String(request.eventId),
         functionCallId: request.functionCallId,
-        recordId: descriptor.sealedResultRef!.recordId,
+        recordId,
       }));
     } catch (error) {
       if (error instanceof AppHostError && error.code === 'NOT_FOUND') throw new Placeholder('SEALED_RESULT_MISSING');

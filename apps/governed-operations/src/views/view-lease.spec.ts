@@ -39,7 +39,11 @@ describe('governed-operations Views: lease, teardown, revocation (fake collabora
   const get = (viewId: string) => client().request(GovernedGetView, { caller, viewId });
   const renew = (viewId: string, grant: string, who: ViewCaller = caller) => client().request(GovernedRenewView, { caller: who, viewId, grant });
   const close = (viewId: string) => client().request(GovernedCloseView, { caller, viewId });
-  const generationOf = async (viewId: string) => (await get(viewId)).generation!;
+  const generationOf = async (viewId: string) => {
+    const { generation } = await get(viewId);
+    if (!generation) throw new Error('a live View has a generation');
+    return generation;
+  };
 
   it('two Views of one widget share its generation: one closed (twice), the other still renews; the last close makes it evictable', async () => {
     const at = await widgetOf(client());

@@ -42,7 +42,7 @@ describe('governed-operations Views: refresh and re-run of a placeholder (fake c
     expect(replayed.event.functionResponses.map((r) => r.functionCallId)).toEqual([functionCallId]);
     const [descriptor] = replayed.event.widgets;
     expect(isWidgetDescriptor(descriptor) && descriptor.correlation).toEqual({ invocationId: 'inv-refresh-1', functionCallId });
-    const view = live(replayed.view!);
+    const view = live(expectView(replayed.view));
     expect(view.widget).toMatchObject({ eventId: replayed.event.eventId, functionCallId, tool: 'nonce-view' });
     expect(view.toolInput).toEqual({ arguments: { q: 'again' } });
     expect(view.hostContext).toMatchObject({ theme: 'light' });
@@ -60,7 +60,7 @@ describe('governed-operations Views: refresh and re-run of a placeholder (fake c
     expect(cold.reason).toBe('GENERATION_GONE');
     const replayed = await replay(cold.viewId, 'refresh', 'inv-refresh-2');
     expect(state.callArgs.at(-1)).toEqual({ q: 'sealed' });
-    expect(live(replayed.view!).toolInput).toEqual({ arguments: { q: 'sealed' } });
+    expect(live(expectView(replayed.view)).toolInput).toEqual({ arguments: { q: 'sealed' } });
   });
 
   it('a legacy placeholder: refresh is REPLAY_NOT_SAFE, re-run runs the tool again with its arguments (again a placeholder)', async () => {
@@ -71,7 +71,10 @@ describe('governed-operations Views: refresh and re-run of a placeholder (fake c
     const rerun = await replay(cold.viewId, 'rerun', 'inv-legacy');
     expect(calls('legacy-widget')).toBe(before + 1);
     expect(state.callArgs.at(-1)).toEqual({ q: 7 });
-    expect(placeholder(rerun.view!)).toMatchObject({ reason: 'LEGACY_WIDGET', widget: { functionCallId: replayCallIdOf(cold.viewId, 'inv-legacy') } });
+    expect(placeholder(expectView(rerun.view))).toMatchObject({
+      reason: 'LEGACY_WIDGET',
+      widget: { functionCallId: replayCallIdOf(cold.viewId, 'inv-legacy') },
+    });
   });
 
   it('a call the confirmation policy holds: the event carries the confirmation, no View', async () => {
@@ -104,3 +107,8 @@ describe('governed-operations Views: refresh and re-run of a placeholder (fake c
     expect(state.log.filter((l) => l === 'classify').length).toBe(classified);
   });
 });
+
+function expectView<T>(view: T | null): T {
+  if (view === null) throw new Error('expected the replay to open a View');
+  return view;
+}
