@@ -115,11 +115,13 @@ export class ViewBootstrap {
     const producer = descriptor.sealedResultRef
       ? await this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId: descriptor.sealedResultRef.recordId })
       : null;
+    // Without the producing record, the sealed refresh record still names the tool (best effort, for the placeholder).
+    const sealedName = producer || located.call ? null : await this.sealedToolName(request, incarnation, descriptor);
     const opening: Opening = {
       ...base,
-      widget: widgetOf(request, descriptor.resourceUri, producer?.tool ?? located.call?.name ?? producer?.nativeName ?? 'unknown', descriptor.toolsetId),
+      widget: widgetOf(request, descriptor.resourceUri, producer?.tool ?? located.call?.name ?? sealedName ?? 'unknown', descriptor.toolsetId),
       policy: profile ? viewPolicyOf(profile) : defaultPolicy(),
-      tool: { nativeName: producer?.nativeName ?? located.call?.name ?? '', annotations: producer?.declaration['annotations'] },
+      tool: { nativeName: producer?.nativeName ?? sealedName ?? located.call?.name ?? '', annotations: producer?.declaration['annotations'] },
     };
     const binding = { profileId: status?.profileId ?? null, bindingRevision: descriptor.bindingRevision, bindingGeneration: status?.bindingGeneration ?? null };
     if (!status || !profile || status.state !== 'PROFILE_BOUND' || status.bindingRevision !== descriptor.bindingRevision)
@@ -249,6 +251,24 @@ export class ViewBootstrap {
       throw new Placeholder('SEALED_RESULT_CORRUPT');
     }
     return envelope;
+  }
+
+  /** The native tool name of the widget's sealed refresh record, or null when the record cannot be read. */
+  private async sealedToolName(request: OpenRequest, incarnation: number, descriptor: WidgetDescriptor): Promise<string | null> {
+    if (!descriptor.sealedResultRef) return null;
+    try {
+      const { envelope } = await this.sealed.resolve({
+        session: request.session,
+        incarnation,
+        eventId: String(request.eventId),
+        functionCallId: request.functionCallId,
+        recordId: descriptor.sealedResultRef.recordId,
+      });
+      return envelope.refresh.nativeToolName;
+    } catch (error) {
+      this.logger.warn({ functionCallId: request.functionCallId, error: describeFailure(error) }, 'the sealed record does not name the tool either');
+      return null;
+    }
   }
 
   /** Undoes a reservation: the reference back, the half-made record gone. */

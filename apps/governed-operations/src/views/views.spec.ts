@@ -196,6 +196,16 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     expect(state.log).not.toContain('read-resource:' + NONCE_GENERATION);
   });
 
+  it('a widget whose producing record is gone (lost, expired or never written): the placeholder GENERATION_GONE, the tool named from the sealed record', async () => {
+    const at = await widgetOf('nonce-view');
+    const producers = await redis.keys(`apphost:${plane.prefix}governed-operations:view-producer:*`);
+    expect(producers.length).toBeGreaterThan(0);
+    await redis.del(...producers);
+    const view = placeholder(await open(at));
+    expect(view).toMatchObject({ reason: 'GENERATION_GONE', widget: { tool: 'nonce-view' }, actions: [{ kind: 'rerun' }] });
+    expect(state.log).not.toContain('retain:view');
+  });
+
   it('a legacy (profile-less) widget: the placeholder LEGACY_WIDGET, re-run with a warning (nothing is replay-safe without a profile)', async () => {
     const at = await widgetOf('legacy-widget', { q: 1 });
     const view = placeholder(await open(at));
