@@ -141,6 +141,7 @@ export class ViewBootstrap {
     );
     let leaseId: string | null;
     try {
+      await this.refuseRevokedSession(created);
       leaseId = await this.peers.retain(generation, viewId);
     } catch (error) {
       await this.records.delete(created);
@@ -253,6 +254,13 @@ export class ViewBootstrap {
     return envelope;
   }
 
+  /** A View written after the cascade revoked its incarnation is taken back at once: the session is being deleted. */
+  private async refuseRevokedSession(created: StoredView): Promise<void> {
+    if (!(await this.records.sessionRevoked(created.record.session, created.record.incarnation))) return;
+    await this.records.delete(created);
+    throw viewNotFound();
+  }
+
   /** The native tool name of the widget's sealed refresh record, or null when the record cannot be read. */
   private async sealedToolName(request: OpenRequest, incarnation: number, descriptor: WidgetDescriptor): Promise<string | null> {
     if (!descriptor.sealedResultRef) return null;
@@ -296,7 +304,7 @@ export class ViewBootstrap {
       ? { kind: 'refresh', tool: opening.widget.tool, label: 'Refresh', warning: null }
       : { kind: 'rerun', tool: opening.widget.tool, label: 'Run tool again', warning: RERUN_WARNING };
     const record = { ...this.recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
-    await this.records.create(record, this.config.views.closedRetentionMs);
+    await this.refuseRevokedSession(await this.records.create(record, this.config.views.closedRetentionMs));
     this.logger.info({ viewId: opening.viewId, session: opening.request.session.sessionId, reason, action: action.kind }, 'view placeholder');
     return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
   }

@@ -131,6 +131,7 @@ export class ViewService {
 
   /** Cascade revoke: every View of the incarnation (and below) ended SESSION_DELETED, its reference given back. */
   async revokeSession(session: ViewRecord['session'], incarnation: number): Promise<number> {
+    await this.records.markSessionRevoked(session, incarnation);
     let revoked = 0;
     for (const { viewId } of await this.records.ofSession(session, incarnation)) {
       const ended = await this.teardown.end(viewId, 'SESSION_DELETED');

@@ -265,6 +265,9 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
       code: 'FAILED_PRECONDITION',
       details: { reason: 'VIEW_REVOKED', revocation: 'SESSION_DELETED' },
     });
+    // A bootstrap that passed its session check before the revoke landed opens nothing after it.
+    await expect(open(at)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(references()).toBe(0);
     await client().request(GovernedRevoke, { session, incarnation: 3 }); // idempotent
     await client().request(GovernedPurge, { session, incarnation: 3 });
     for (const viewId of [a.viewId, b.viewId]) await expect(client().request(GovernedGetView, { caller, viewId })).rejects.toMatchObject({ code: 'NOT_FOUND' });
