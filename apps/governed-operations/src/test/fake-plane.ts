@@ -29,7 +29,7 @@ import {
   type ParsedRequestOf,
 } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
-import { canonicalizeUri } from '@apphost/policy';
+import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
 import Redis from 'ioredis';
 import {
   bootService,
@@ -334,6 +334,8 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   // catalog-policy's policed read: the real fixture server's answer for its resource, a test's override, or one App item.
   fakes.register(CatalogReadResource, async (r) => {
     state.log.push(`read-resource:${r.generation.generationId}`);
+    if (!matchResourcePolicy(r.policy, r.uri))
+      throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', { details: { reason: 'RESOURCE_POLICY_DENIED' } });
     let contents = state.documents[r.uri];
     if (!contents && r.uri === STATEFUL_NONCE_RESOURCE) {
       nonceServer ??= McpConnection.open({
