@@ -122,7 +122,7 @@ export interface FakeState {
    * Injected failures: `create` fails every seal (`createTimes`: only that many, then seals succeed), `describe`
    * is the sealed store's readiness probe.
    */
-  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError; release?: AppHostError };
+  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError; retain?: AppHostError; release?: AppHostError };
   /** Pauses every tool call until it resolves (a batch held in flight). */
   callGate?: Promise<void>;
   /** Pauses classification until it resolves (a batch that holds its claims but has started no call). */
@@ -402,6 +402,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       (r) => {
         const leases = live(r.ref);
         state.log.push(`retain:${r.holder.kind}`);
+        if (state.failures.retain) throw state.failures.retain;
         leases.set(r.leaseId, r.holder);
         return { references: leases.size };
       },

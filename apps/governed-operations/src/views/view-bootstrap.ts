@@ -137,7 +137,6 @@ export class ViewBootstrap {
     // The record comes first, so a crash after the retain leaves a reference the sweep can find and release.
     const created = await this.records.create(
       this.recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
-      this.config.views.closedRetentionMs,
     );
     let leaseId: string | null;
     try {
@@ -304,7 +303,7 @@ export class ViewBootstrap {
       ? { kind: 'refresh', tool: opening.widget.tool, label: 'Refresh', warning: null }
       : { kind: 'rerun', tool: opening.widget.tool, label: 'Run tool again', warning: RERUN_WARNING };
     const record = { ...this.recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
-    await this.refuseRevokedSession(await this.records.create(record, this.config.views.closedRetentionMs));
+    await this.refuseRevokedSession(await this.records.create(record));
     this.logger.info({ viewId: opening.viewId, session: opening.request.session.sessionId, reason, action: action.kind }, 'view placeholder');
     return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
   }

@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import {
+  AppHostError,
   GovernedCloseView,
   GovernedGetView,
   GovernedOpenView,
@@ -206,6 +207,15 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     const view = placeholder(await open(at));
     expect(view).toMatchObject({ reason: 'GENERATION_GONE', widget: { tool: 'nonce-view' }, actions: [{ kind: 'rerun' }] });
     expect(state.log).not.toContain('retain:view');
+  });
+
+  it('the owner failing the retain (not gone): its error passes through, the lease is given back, no View left', async () => {
+    const at = await widgetOf();
+    const before = await storedViews();
+    state.failures.retain = new AppHostError('UNAVAILABLE', 'the owner is overloaded');
+    await expect(open(at)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(state.log.filter((l) => l === 'retain:view' || l === 'release')).toEqual(['retain:view', 'release']);
+    expect(await storedViews()).toBe(before);
   });
 
   it("a read outside the profile's resource policy: PERMISSION_DENIED passes through, the reservation released", async () => {
