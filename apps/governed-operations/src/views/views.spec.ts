@@ -132,6 +132,18 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     });
   });
 
+  it("the producing record is kept for the profile's idempotency retention (not the 24 h default)", async () => {
+    const at = await widgetOf();
+    const producers = plane.service.running.app.get(ProducingGenerations);
+    expect(await producers.find({ session, incarnation: 3, functionCallId: at.functionCallId, recordId: state.recordIds[at.functionCallId] })).not.toBeNull();
+    const keys = await redis.keys(`apphost:${plane.prefix}governed-operations:view-producer:*`);
+    for (const key of keys) {
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(2 * 3600_000 - 60_000);
+      expect(ttl).toBeLessThanOrEqual(2 * 3600_000);
+    }
+  });
+
   it('a sealed record gone or corrupt: the placeholder (refresh: the tool is read-only), the reservation released, no half-made View', async () => {
     const before = await storedViews();
     const missing = await widgetOf();
