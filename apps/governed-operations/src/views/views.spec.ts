@@ -18,7 +18,7 @@ import type { GovernedFaultPoint } from '../governed.faults';
 import { generationIdOf, principal as batchPrincipal, session, startFakePlane, testProfile, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { live, placeholder, viewCaller, viewReferences, widgetOf as turnWithWidget } from '../test/view-helpers';
 import { ProducingGenerations } from './producing-generations';
-import { resourcePolicyOf } from './view-bootstrap';
+import { resourcePolicyOf } from './view-opening';
 
 /**
  * Views against the real service, bus and Redis, with recorded fake collaborators (`src/test/fake-plane.ts`) whose
