@@ -1,0 +1,289 @@
+import { randomUUID } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
+import {
+  AppHostError,
+  GovernedReasons,
+  isWidgetDescriptor,
+  LifecycleGetSession,
+  viewPolicyOf,
+  type HostProfile,
+  type LiveView,
+  type OpenViewResponse,
+  type PlaceholderReason,
+  type PlaceholderView,
+  type SealedEnvelope,
+  type WidgetDescriptor,
+} from '@apphost/contracts';
+import { buildViewCsp, documentUiMeta, iframeAllow, offeredHostCapabilities, selectAppDocument } from '@apphost/policy';
+import type { Logger } from '@apphost/runtime';
+import { SealedResultClient } from '@apphost/sealed-results';
+import type { BatchConfig } from '../governed.config';
+import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
+import { describeFailure } from '../tool-batches/batch-plan';
+import { ProducingGenerations, type ProducingGeneration } from './producing-generations';
+import { callerMaySee, grantDigestOf, mintGrant, newViewId, viewNotFound } from './view-access';
+import { ViewCollaborators, type ViewGeneration } from './view-collaborators';
+import { coldActionOf, defaultPolicy, recordOf, resourcePolicyOf, widgetOf, type Binding, type OpenRequest, type Opening } from './view-opening';
+import { ViewRecords, type StoredView, type ViewRecord } from './view-records';
+
+/** What AppHost implements of the MCP Apps host capabilities today: View RPC and the conversation hooks are not built yet. */
+export const IMPLEMENTED_HOST_CAPABILITIES = {
+  serverTools: false,
+  serverResources: false,
+  logging: false,
+  message: false,
+  updateModelContext: false,
+  openLinks: false,
+} as const;
+
+/** The largest `resources/read` catalog-policy accepts for one item and in total. */
+const READ_LIMIT_BYTES = 8 * 1024 * 1024;
+
+/** A bootstrap step that ends in the read-only placeholder rather than an error. */
+class Placeholder extends Error {
+  constructor(readonly reason: PlaceholderReason) {
+    super(reason);
+  }
+}
+
+/**
+ * The render bootstrap (`open-view`), in the RFC's order: (1) the caller, its principal, the session and the
+ * widget; (2) the toolset, the profile, and a View reference on the recorded producing generation; (3) the sealed
+ * record; (4) one `resources/read` of the descriptor's URI on that generation; (5) exactly one App document;
+ * (6) the grant. A failure after (2) releases the reference and deletes the half-made View record before it is
+ * answered; the placeholder cases (legacy widget, toolset revoked, generation gone or unrecorded, sealed record
+ * missing or corrupt) answer a grantless placeholder View instead.
+ */
+@Injectable()
+export class ViewBootstrap {
+  private readonly sealed: SealedResultClient;
+
+  constructor(
+    @Inject(BusClient) private readonly bus: BusClient,
+    @Inject(ViewCollaborators) private readonly peers: ViewCollaborators,
+    @Inject(ViewRecords) private readonly records: ViewRecords,
+    @Inject(ProducingGenerations) private readonly producers: ProducingGenerations,
+    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
+    @Inject(BATCH_LOGGER) private readonly logger: Logger,
+  ) {
+    this.sealed = new SealedResultClient(bus, { timeoutMs: config.storeTimeoutMs });
+  }
+
+  async open(request: OpenRequest): Promise<OpenViewResponse> {
+    // (1) Who asks, for which session and widget.
+    const { caller, session } = request;
+    if (!callerMaySee(caller, session)) throw viewNotFound();
+    if (await this.peers.principalRevoked(caller.principal))
+      throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    const current = await this.bus.request(LifecycleGetSession, { session });
+    if (current.state !== 'ACTIVE') throw viewNotFound();
+    const incarnation = current.incarnation;
+    const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
+    if (!located.widget) throw viewNotFound(); // an event-level reference renders nothing
+    const viewId = newViewId();
+    const base = { request, viewId, incarnation };
+
+    if (!isWidgetDescriptor(located.widget)) {
+      const widget = widgetOf(request, located.widget.resourceUri, located.widget.tool, null);
+      return this.placeholder({ ...base, widget, policy: defaultPolicy(), tool: { nativeName: located.widget.tool } }, 'LEGACY_WIDGET', null);
+    }
+
+    // (2) The toolset must still be bound as the descriptor says; the View binds to the generation that produced it.
+    const descriptor = located.widget;
+    const status = await this.peers.toolset(descriptor.toolsetId);
+    const profile = status?.profileId ? await this.profileOrNull(status.profileId) : null;
+    const producer = descriptor.sealedResultRef
+      ? await this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId: descriptor.sealedResultRef.recordId })
+      : null;
+    // Without the producing record, the sealed refresh record still names the tool (best effort, for the placeholder).
+    const sealedName = producer || located.call ? null : await this.sealedToolName(request, incarnation, descriptor);
+    const opening: Opening = {
+      ...base,
+      widget: widgetOf(request, descriptor.resourceUri, producer?.tool ?? located.call?.name ?? sealedName ?? 'unknown', descriptor.toolsetId),
+      policy: profile ? viewPolicyOf(profile) : defaultPolicy(),
+      tool: { nativeName: producer?.nativeName ?? sealedName ?? located.call?.name ?? '', annotations: producer?.declaration['annotations'] },
+    };
+    const binding = { profileId: status?.profileId ?? null, bindingRevision: descriptor.bindingRevision, bindingGeneration: status?.bindingGeneration ?? null };
+    if (!status || !profile || status.state !== 'PROFILE_BOUND' || status.bindingRevision !== descriptor.bindingRevision)
+      return this.placeholder(opening, 'TOOLSET_REVOKED', binding);
+    if (!producer || !descriptor.sealedResultRef) return this.placeholder(opening, 'GENERATION_GONE', binding);
+
+    const generation: ViewGeneration = {
+      generationId: producer.generation.generationId,
+      fence: producer.generation.fence,
+      ownerInstanceId: producer.generation.ownerInstanceId,
+      connectionClass: producer.generation.connectionClass,
+    };
+    // The record (with its lease id) comes first, so a crash after the retain leaves a reference the sweep finds.
+    const leaseId = randomUUID();
+    const reserved = await this.records.create({
+      ...recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
+      leaseId,
+    });
+    let retained: boolean;
+    try {
+      await this.refuseRevokedSession(reserved);
+      retained = await this.peers.retain(generation, viewId, leaseId);
+    } catch (error) {
+      await this.records.delete(reserved);
+      throw error;
+    }
+    if (!retained) {
+      await this.records.delete(reserved);
+      return this.placeholder(opening, 'GENERATION_GONE', binding);
+    }
+    try {
+      return await this.activate(opening, reserved, descriptor, producer, profile);
+    } catch (error) {
+      const undone = await this.unreserve(reserved, generation, leaseId);
+      // A record left to the sweep keeps its id: the placeholder gets another.
+      if (error instanceof Placeholder) return this.placeholder(undone ? opening : { ...opening, viewId: newViewId() }, error.reason, binding);
+      throw error;
+    }
+  }
+
+  /** Steps (3)–(6) on a reserved View. */
+  private async activate(
+    opening: Opening,
+    reserved: StoredView,
+    descriptor: WidgetDescriptor,
+    producer: ProducingGeneration,
+    profile: HostProfile,
+  ): Promise<LiveView> {
+    const { request, viewId, incarnation, policy } = opening;
+    const envelope = await this.resolveSealed(opening, descriptor, producer.recordId);
+
+    const read = await this.peers.readResource({
+      generation: { ...producer.generation },
+      uri: descriptor.resourceUri,
+      policy: resourcePolicyOf(profile, descriptor.resourceUri),
+      limits: { maxItemBytes: Math.min(policy.views.maxDocumentBytes, READ_LIMIT_BYTES), maxTotalBytes: READ_LIMIT_BYTES },
+    });
+    const document = selectAppDocument(read.contents, { resourceUri: descriptor.resourceUri, maxBytes: policy.views.maxDocumentBytes });
+    const listingMeta = (producer.declaration['_meta'] as Record<string, unknown> | undefined)?.['ui'];
+    const meta = documentUiMeta(document.itemMeta?.['ui'], listingMeta);
+
+    const capabilities = offeredHostCapabilities(profile.hostCapabilities, IMPLEMENTED_HOST_CAPABILITIES);
+    const csp = buildViewCsp(meta['csp'], { development: this.config.views.development });
+    if (capabilities.dropped.length > 0 || csp.rejected.length > 0)
+      this.logger.info({ viewId, dropped: capabilities.dropped, cspRejected: csp.rejected }, 'view bootstrap: capabilities not offered, CSP entries dropped');
+
+    // (6) The grant exists only in this answer: the record keeps its digest.
+    const grant = mintGrant();
+    const expiresAt = new Date(Date.now() + policy.views.leaseMs).toISOString();
+    const live: ViewRecord = { ...reserved.record, state: 'ACTIVE', grantDigest: grantDigestOf(grant), leaseMs: policy.views.leaseMs, expiresAt };
+    if (!(await this.records.update(reserved, live))) throw viewNotFound(); // revoked by the cascade meanwhile
+    this.logger.info(
+      {
+        viewId,
+        session: request.session.sessionId,
+        incarnation,
+        eventId: request.eventId,
+        generationId: producer.generation.generationId,
+        bytes: document.bytes,
+      },
+      'view opened',
+    );
+    return {
+      mode: 'live',
+      viewId,
+      viewGeneration: 1,
+      expiresAt,
+      grant,
+      document: { resourceUri: descriptor.resourceUri, html: document.html, meta },
+      widget: opening.widget,
+      toolInput: { arguments: envelope.refresh.arguments.kind === 'inline' ? envelope.refresh.arguments.value : {} },
+      toolResult: envelope.result as Record<string, unknown>,
+      hostCapabilities: capabilities.offered,
+      hostContext: { ...request.hostContext, toolInfo: { id: request.functionCallId, tool: producer.declaration } },
+      csp,
+      allow: iframeAllow(meta['permissions']),
+    };
+  }
+
+  /** (3) The sealed record, digest-verified by the store, bound to this session, incarnation, event and call. */
+  private async resolveSealed(opening: Opening, descriptor: WidgetDescriptor, recordId: string): Promise<SealedEnvelope> {
+    const { request, incarnation } = opening;
+    let envelope: SealedEnvelope;
+    try {
+      ({ envelope } = await this.sealed.resolve({
+        session: request.session,
+        incarnation,
+        eventId: String(request.eventId),
+        functionCallId: request.functionCallId,
+        recordId,
+      }));
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') throw new Placeholder('SEALED_RESULT_MISSING');
+      if (error instanceof AppHostError && (error.code === 'DATA_LOSS' || error.code === 'INTERNAL')) {
+        this.logger.warn({ viewId: opening.viewId, error: describeFailure(error) }, 'sealed record unreadable: placeholder');
+        throw new Placeholder('SEALED_RESULT_CORRUPT');
+      }
+      throw error;
+    }
+    const { refresh } = envelope;
+    if (refresh.correlation.functionCallId !== request.functionCallId || refresh.toolsetId !== descriptor.toolsetId) {
+      this.logger.warn({ viewId: opening.viewId }, 'sealed record does not belong to its descriptor: placeholder');
+      throw new Placeholder('SEALED_RESULT_CORRUPT');
+    }
+    return envelope;
+  }
+
+  /** A View written after the cascade revoked its incarnation is taken back at once: the session is being deleted. */
+  private async refuseRevokedSession(created: StoredView): Promise<void> {
+    if (!(await this.records.sessionRevoked(created.record.session, created.record.incarnation))) return;
+    await this.records.delete(created);
+    throw viewNotFound();
+  }
+
+  /** The native tool name of the widget's sealed refresh record, or null when the record cannot be read. */
+  private async sealedToolName(request: OpenRequest, incarnation: number, descriptor: WidgetDescriptor): Promise<string | null> {
+    if (!descriptor.sealedResultRef) return null;
+    try {
+      const { envelope } = await this.sealed.resolve({
+        session: request.session,
+        incarnation,
+        eventId: String(request.eventId),
+        functionCallId: request.functionCallId,
+        recordId: descriptor.sealedResultRef.recordId,
+      });
+      return envelope.refresh.nativeToolName;
+    } catch (error) {
+      this.logger.warn({ functionCallId: request.functionCallId, error: describeFailure(error) }, 'the sealed record does not name the tool either');
+      return null;
+    }
+  }
+
+  /** Undoes a reservation: the reference back, the half-made record gone. */
+  private async unreserve(reserved: StoredView, generation: ViewGeneration, leaseId: string): Promise<boolean> {
+    try {
+      await this.peers.release(generation, leaseId);
+      const current = await this.records.find(reserved.record.viewId);
+      if (current) await this.records.delete(current);
+      return true;
+    } catch (error) {
+      // Left OPENING with its lease: the sweep releases it.
+      this.logger.warn({ viewId: reserved.record.viewId, error: describeFailure(error) }, 'undoing a failed bootstrap failed: left to the sweep');
+      return false;
+    }
+  }
+
+  /** A grantless placeholder View: no HTML, no result, no generation, no lease; its cold actions. */
+  private async placeholder(opening: Opening, reason: PlaceholderReason, binding: Binding | null): Promise<PlaceholderView> {
+    const { action, replaySafe } = coldActionOf(opening);
+    const record = { ...recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
+    await this.refuseRevokedSession(await this.records.create(record));
+    this.logger.info({ viewId: opening.viewId, session: opening.request.session.sessionId, reason, action: action.kind }, 'view placeholder');
+    return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
+  }
+
+  private async profileOrNull(profileId: string): Promise<HostProfile | null> {
+    try {
+      return await this.peers.profile(profileId);
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return null;
+      throw error;
+    }
+  }
+}
