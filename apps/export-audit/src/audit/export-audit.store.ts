@@ -5,6 +5,7 @@ import {
   ExportReasons,
   type ExportAuditRow,
   type ExportProjection,
+  type ExportReason,
   type ExportStatus,
   type Principal,
   type SessionKey,
@@ -15,6 +16,9 @@ import { openPostgresStore, type ServiceContext, type StoreHandle } from '@appho
 import { EXPORT_AUDIT_REVISION, ExportAttempts1768200000000 } from '../migrations/1768200000000-export-attempts';
 
 export const EXPORT_AUDIT_SCHEMA = 'export_audit';
+
+/** The limits judged in the release statement itself. */
+export type LimitReason = Extract<ExportReason, 'BULK_CAP_REACHED' | 'RATE_LIMITED'>;
 
 /** What an attempt targets; the same operation id must always name the same target. */
 export interface ExportTarget {
@@ -248,15 +252,64 @@ export class ExportAuditStore implements StoreHandle {
     return r.rowCount === 1;
   }
 
-  /** authorized | released → released, counting the release; false when the row is denied or failed (final). */
-  async release(tenant: string, operationId: string): Promise<AttemptRow | null> {
-    const { rows } = await this.database.query<DbRow>(
-      `UPDATE export_attempts SET status = 'released', decision = 'allow', reason = NULL, release_count = release_count + 1, released_at = now(), updated_at = now()
-        WHERE tenant = $1 AND operation_id = $2 AND status IN ('authorized', 'released')
-        RETURNING ${COLUMNS}`,
-      [tenant, operationId],
+  /**
+   * The release, judged against the session's bulk cap and the principal's rate in the same statement:
+   * authorized | released → released (counting the release) when both still fit, → denied with `BULK_CAP_REACHED`
+   * or `RATE_LIMITED` when not. One round trip, and the counts are read at the instant of the write. `row` is null
+   * when the row is denied or failed (final). Like any read-then-write under READ COMMITTED, releases racing in
+   * parallel each count the releases committed before them, so the cap can be passed by as many as race.
+   */
+  async release(input: {
+    tenant: string;
+    operationId: string;
+    session: SessionKey;
+    incarnation: number;
+    principalDigest: string;
+    since: Date;
+    bulkCap: number;
+    perPrincipalPerMinute: number;
+  }): Promise<{ row: AttemptRow | null; deniedFor: LimitReason | null }> {
+    const s = input.session;
+    const { rows } = await this.database.query<Partial<DbRow> & { denied_for: LimitReason | null }>(
+      `WITH verdict AS (
+         SELECT CASE
+                  WHEN (SELECT coalesce(sum(release_count), 0) FROM export_attempts
+                         WHERE tenant = $1 AND app_name = $3 AND user_id = $4 AND session_id = $5 AND incarnation = $6) >= $9::int
+                    THEN 'BULK_CAP_REACHED'
+                  WHEN (SELECT count(*) FROM export_attempts
+                         WHERE tenant = $1 AND principal_digest = $7 AND operation_id <> $2 AND status IN ('authorized', 'released')
+                           AND created_at >= $8::timestamptz) + 1 > $10::int
+                    THEN 'RATE_LIMITED'
+                END AS denied_for
+       ),
+       upd AS (
+         UPDATE export_attempts a
+            SET status = CASE WHEN v.denied_for IS NULL THEN 'released' ELSE 'denied' END,
+                decision = CASE WHEN v.denied_for IS NULL THEN 'allow' ELSE 'deny' END,
+                reason = v.denied_for,
+                release_count = a.release_count + CASE WHEN v.denied_for IS NULL THEN 1 ELSE 0 END,
+                released_at = CASE WHEN v.denied_for IS NULL THEN now() ELSE a.released_at END,
+                updated_at = now()
+           FROM verdict v
+          WHERE a.tenant = $1 AND a.operation_id = $2 AND a.status IN ('authorized', 'released')
+          RETURNING ${COLUMNS}
+       )
+       SELECT v.denied_for, upd.* FROM verdict v LEFT JOIN upd ON true`,
+      [
+        input.tenant,
+        input.operationId,
+        s.appName,
+        s.userId,
+        s.sessionId,
+        input.incarnation,
+        input.principalDigest,
+        input.since,
+        input.bulkCap,
+        input.perPrincipalPerMinute,
+      ],
     );
-    return rows[0] ? toRow(rows[0]) : null;
+    const [r] = rows;
+    return { row: r?.operation_id ? toRow(r as DbRow) : null, deniedFor: r?.denied_for ?? null };
   }
 
   /** → denied (final), keeping the release count a released row had. */
@@ -265,25 +318,6 @@ export class ExportAuditStore implements StoreHandle {
       `UPDATE export_attempts SET status = 'denied', decision = 'deny', reason = $3, updated_at = now() WHERE tenant = $1 AND operation_id = $2 AND status <> 'denied'`,
       [tenant, operationId, reason],
     );
-  }
-
-  /** Both limit counts in one statement: the principal's attempts since `since` (rate) and the session incarnation's releases (bulk cap). */
-  async counts(
-    session: SessionKey,
-    incarnation: number,
-    principalDigest: string,
-    since: Date,
-    except: string,
-  ): Promise<{ principalRecent: number; sessionReleases: number }> {
-    const { rows } = await this.database.query<{ recent: string; releases: string | null }>(
-      `SELECT
-         (SELECT count(*) FROM export_attempts
-           WHERE tenant = $1 AND principal_digest = $6 AND operation_id <> $8 AND status IN ('authorized', 'released') AND created_at >= $7) AS recent,
-         (SELECT sum(release_count) FROM export_attempts
-           WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4 AND incarnation = $5) AS releases`,
-      [session.tenant, session.appName, session.userId, session.sessionId, incarnation, principalDigest, since, except],
-    );
-    return { principalRecent: Number(rows[0].recent), sessionReleases: Number(rows[0].releases ?? 0) };
   }
 
   async list(session: SessionKey, limit: number): Promise<AttemptRow[]> {
