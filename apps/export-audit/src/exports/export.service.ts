@@ -150,9 +150,11 @@ export class ExportService {
         await reading.catch(() => undefined);
         throw error;
       });
-      const event = await reading;
       if (!permit) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session is being deleted');
-      if (!event.toolsetId || !event.bindingRevision || !event.sealedResultRef)
+      const event = await reading;
+      // The ledger also answers calls it holds no sealed result for (Views render legacy widgets): nothing to export.
+      if (!event.sealedResultRef) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
+      if (!event.toolsetId || !event.bindingRevision)
         throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'only profile-bound sealed results can be exported');
       const recordKey = {
         session: req.session,
