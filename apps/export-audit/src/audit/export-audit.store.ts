@@ -17,9 +17,6 @@ import { EXPORT_AUDIT_REVISION, ExportAttempts1768200000000 } from '../migration
 
 export const EXPORT_AUDIT_SCHEMA = 'export_audit';
 
-/** The limits judged in the release statement itself. */
-export type LimitReason = Extract<ExportReason, 'BULK_CAP_REACHED' | 'RATE_LIMITED'>;
-
 /** What an attempt targets; the same operation id must always name the same target. */
 export interface ExportTarget {
   session: SessionKey;
@@ -253,13 +250,14 @@ export class ExportAuditStore implements StoreHandle {
   }
 
   /**
-   * The release, judged against the session's bulk cap and the principal's rate in the same statement:
-   * authorized | released → released (counting the release) when both still fit, → denied with `BULK_CAP_REACHED`
-   * or `RATE_LIMITED` when not. One round trip, and the counts are read at the instant of the write. `row` is null
-   * when the row is denied or failed (final). Like any read-then-write under READ COMMITTED, releases racing in
-   * parallel each count the releases committed before them, so the cap can be passed by as many as race.
+   * The last step of an authorized attempt, in one statement: the session's bulk cap and the principal's rate are
+   * judged against the rows at the instant of the write, then `denial` (a reason the caller found already, judged
+   * after the limits so a narrowed limit is the reason recorded); if nothing denies, authorized | released → released
+   * (counting the release), else → denied with the first reason. `row` is null when the row is already denied or
+   * failed (final). Like any read-then-write under READ COMMITTED, releases racing in parallel each count only the
+   * releases committed before them, so the cap can be passed by as many as race.
    */
-  async release(input: {
+  async settle(input: {
     tenant: string;
     operationId: string;
     session: SessionKey;
@@ -268,9 +266,10 @@ export class ExportAuditStore implements StoreHandle {
     since: Date;
     bulkCap: number;
     perPrincipalPerMinute: number;
-  }): Promise<{ row: AttemptRow | null; deniedFor: LimitReason | null }> {
+    denial: ExportReason | null;
+  }): Promise<{ row: AttemptRow | null; deniedFor: ExportReason | null }> {
     const s = input.session;
-    const { rows } = await this.database.query<Partial<DbRow> & { denied_for: LimitReason | null }>(
+    const { rows } = await this.database.query<Partial<DbRow> & { denied_for: ExportReason | null }>(
       `WITH verdict AS (
          SELECT CASE
                   WHEN (SELECT coalesce(sum(release_count), 0) FROM export_attempts
@@ -280,6 +279,7 @@ export class ExportAuditStore implements StoreHandle {
                          WHERE tenant = $1 AND principal_digest = $7 AND operation_id <> $2 AND status IN ('authorized', 'released')
                            AND created_at >= $8::timestamptz) + 1 > $10::int
                     THEN 'RATE_LIMITED'
+                  ELSE $11::text
                 END AS denied_for
        ),
        upd AS (
@@ -306,6 +306,7 @@ export class ExportAuditStore implements StoreHandle {
         input.since,
         input.bulkCap,
         input.perPrincipalPerMinute,
+        input.denial,
       ],
     );
     const [r] = rows;

@@ -32,7 +32,7 @@ class Denial extends Error {
     readonly code: ErrorCode,
     readonly reason: ExportReason,
     message: string,
-    /** Already on the row (the release statement wrote it). */
+    /** Already on the row (the settling statement wrote it). */
     readonly recorded = false,
   ) {
     super(message);
@@ -178,18 +178,21 @@ export class ExportService {
       row = await this.authorize(row, req, target, digest, { incarnation, recordId: event.sealedResultRef.recordId, toolsetId: event.toolsetId, bytes });
       await this.deps.faults.hit('export.after-audit-append');
 
-      // 5. The recheck, immediately before release: anything that changed denies.
+      // 5. The recheck, immediately before release: anything that changed denies. A binding change or key rotation is
+      // recorded only after the limits (step 6), so a narrowed limit is the reason an export is denied for.
       await this.deps.faults.hit('export.before-recheck');
-      const now = await this.recheck(req, incarnation, digest, event.toolsetId, event.bindingRevision, loaded, bytes);
-      const taken = await this.deps.permits.take(permit);
-      permit = null;
-      if (!taken) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session was deleted during the export');
+      const { now, changed } = await this.recheck(req, incarnation, digest, event.toolsetId, event.bindingRevision, loaded, bytes);
+      if (!changed) {
+        const taken = await this.deps.permits.take(permit);
+        permit = null;
+        if (!taken) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session was deleted during the export');
+      }
 
-      // 6. Released: the bulk cap and the rate judged in the releasing statement itself; an attempt record (not proof
-      // of delivery), then one materialized answer.
+      // 6. Released or denied in one statement that also judges the bulk cap and the rate at the instant of the write.
+      // `released` is an attempt record (not proof of delivery); then one materialized answer.
       const clock = this.deps.now ?? Date.now;
-      const { row: released, deniedFor } = await store
-        .release({
+      const { row: settled, deniedFor } = await store
+        .settle({
           tenant,
           operationId: req.operationId,
           session: req.session,
@@ -198,13 +201,16 @@ export class ExportService {
           since: new Date(clock() - 60_000),
           bulkCap: now.policy.bulkCap,
           perPrincipalPerMinute: now.policy.perPrincipalPerMinute,
+          denial: changed?.reason ?? null,
         })
         .catch((error: unknown) => {
           throw auditUnavailable(error);
         });
-      if (!released) throw new AppHostError('FAILED_PRECONDITION', 'the export was denied', { details: ExportReasons.details('EXPORT_DENIED') });
+      if (!settled) throw new AppHostError('FAILED_PRECONDITION', 'the export was denied', { details: ExportReasons.details('EXPORT_DENIED') });
       if (deniedFor === 'BULK_CAP_REACHED') throw new Denial('RESOURCE_EXHAUSTED', deniedFor, 'the session reached its export bulk cap', true);
       if (deniedFor === 'RATE_LIMITED') throw new Denial('RESOURCE_EXHAUSTED', deniedFor, 'too many exports this minute', true);
+      if (changed) throw new Denial(changed.code, changed.reason, changed.message, true);
+      const released = settled;
       await this.deps.faults.hit('export.after-release');
       this.deps.logger.info({ exportId: released.exportId, releaseCount: released.releaseCount, bytes }, 'export released');
       return { exportId: released.exportId, status: 'released', releaseCount: released.releaseCount, bytes, result };
@@ -269,8 +275,9 @@ export class ExportService {
   /**
    * Everything that could have changed since step 3, read again in parallel and judged in a fixed order, so a race
    * always denies for the same reason: the principal; the session; the toolset still profile-bound; the export policy
-   * of the profile it names now (a rebind to a narrower profile denies for the limit the export no longer fits); the
-   * binding generation and revision; the signing key. The bulk cap and the rate are judged by the release statement.
+   * of the profile it names now (a rebind to a narrower profile denies for the limit the export no longer fits); then
+   * the bulk cap and the rate of that policy (judged by the settling statement); last, the binding generation and
+   * revision and the signing key, whose denial is answered as `changed` for the settling statement to record.
    */
   private async recheck(
     req: ExportRequest,
@@ -280,17 +287,17 @@ export class ExportService {
     bindingRevision: string,
     loaded: Binding,
     bytes: number,
-  ): Promise<Binding> {
+  ): Promise<{ now: Binding; changed: Denial | null }> {
     if (!req.principal.scopes.includes('export') || this.deps.store.principalDigest(req.principal) !== digest)
       throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
     const [current, now] = await settledInOrder([this.currentIncarnation(req.session), this.binding(toolsetId, bindingRevision)] as const);
     if (current !== incarnation) throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated');
     this.withinPolicy(now.policy, req.projection, bytes);
     if (now.status.bindingGeneration !== loaded.status.bindingGeneration || now.status.bindingRevision !== loaded.status.bindingRevision)
-      throw deny('FAILED_PRECONDITION', 'BINDING_CHANGED', 'the toolset was rebound during the export');
+      return { now, changed: deny('FAILED_PRECONDITION', 'BINDING_CHANGED', 'the toolset was rebound during the export') };
     if (!now.verdict?.valid || !now.verdict.current || (loaded.verdict?.active && !now.verdict.active))
-      throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key was rotated during the export');
-    return now;
+      return { now, changed: deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key was rotated during the export') };
+    return { now, changed: null };
   }
 
   private async currentIncarnation(session: SessionKey): Promise<number> {
