@@ -163,12 +163,12 @@ export class ExportService {
         functionCallId: req.functionCallId,
         recordId: event.sealedResultRef.recordId,
       };
-      const [loaded, resolved] = await settledInOrder([
-        this.binding(event.toolsetId, event.bindingRevision),
-        this.request(() => this.sealed.resolve(recordKey)),
-      ]);
+      // The binding and the sealed record in parallel; the binding is judged first.
+      const resolving = started(this.request(() => this.sealed.resolve(recordKey)));
+      const loaded = await this.binding(event.toolsetId, event.bindingRevision);
       if (!loaded.verdict?.valid || !loaded.verdict.current)
         throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding revision no longer verifies');
+      const resolved = await resolving;
       const result = project(resolved.envelope.result, req.projection);
       const bytes = Buffer.byteLength(canonicalize(result as never), 'utf8');
       this.withinPolicy(loaded.policy, req.projection, bytes);
