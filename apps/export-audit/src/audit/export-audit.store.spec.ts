@@ -90,25 +90,64 @@ describe('export-audit store', () => {
     expect(Number(count[0].n)).toBe(1);
   });
 
+  const limits = (operationId: string, over: Partial<Parameters<ExportAuditStore['settle']>[0]> = {}) => ({
+    tenant: 'acme',
+    operationId,
+    session,
+    incarnation: 1,
+    principalDigest: store.principalDigest({ tenant: 'acme', subject: 'alice' }),
+    since: new Date(Date.now() - 60_000),
+    bulkCap: 1000,
+    perPrincipalPerMinute: 1000,
+    denial: null,
+    ...over,
+  });
+
   it('authorized → released counts each release; denied is final and keeps the release count', async () => {
     await authorized('op-2');
-    expect((await store.release('acme', 'op-2'))?.releaseCount).toBe(1);
-    expect((await store.release('acme', 'op-2'))?.releaseCount).toBe(2);
+    expect((await store.settle(limits('op-2'))).row?.releaseCount).toBe(1);
+    expect((await store.settle(limits('op-2'))).row?.releaseCount).toBe(2);
     await store.deny('acme', 'op-2', 'STALE_INCARNATION');
-    expect(await store.release('acme', 'op-2')).toBeNull();
+    expect(await store.settle(limits('op-2'))).toEqual({ row: null, deniedFor: null });
     expect(await store.load('acme', 'op-2')).toMatchObject({ status: 'denied', decision: 'deny', reason: 'STALE_INCARNATION', releaseCount: 2 });
   });
 
-  it('counts releases per principal per minute and per session incarnation', async () => {
+  it('the settling statement denies at the bulk cap of the session incarnation, then at the rate of the principal', async () => {
     const digest = store.principalDigest({ tenant: 'acme', subject: 'carol' });
     const s2 = { ...session, sessionId: 's-count' };
+    const inS2 = (operationId: string, over: Partial<Parameters<ExportAuditStore['settle']>[0]> = {}) =>
+      limits(operationId, { session: s2, principalDigest: digest, ...over });
     for (const id of ['c-1', 'c-2', 'c-3']) {
       await authorized(id, { target: target({ session: s2 }), principalDigest: digest });
-      await store.release('acme', id);
+      expect((await store.settle(inS2(id))).row).toMatchObject({ status: 'released', releaseCount: 1 });
     }
-    const since = new Date(Date.now() - 60_000);
-    expect(await store.counts(s2, 1, digest, since, 'c-3')).toEqual({ principalRecent: 2, sessionReleases: 3 });
-    expect(await store.counts(s2, 2, digest, new Date(Date.now() + 60_000), 'none')).toEqual({ principalRecent: 0, sessionReleases: 0 });
+    await authorized('c-4', { target: target({ session: s2 }), principalDigest: digest });
+    // Three releases in the incarnation: a cap of 3 denies; the row is denied with the reason, its count unchanged.
+    expect(await store.settle(inS2('c-4', { bulkCap: 3 }))).toMatchObject({
+      deniedFor: 'BULK_CAP_REACHED',
+      row: { status: 'denied', decision: 'deny', reason: 'BULK_CAP_REACHED', releaseCount: 0, releasedAt: null },
+    });
+    await authorized('c-5', { target: target({ session: s2 }), principalDigest: digest });
+    // Three other attempts of carol this minute (c-4 is denied, so it does not count): a rate of 3 denies the fourth.
+    expect(await store.settle(inS2('c-5', { perPrincipalPerMinute: 3 }))).toMatchObject({ deniedFor: 'RATE_LIMITED', row: { status: 'denied' } });
+    await authorized('c-6', { target: target({ session: s2 }), principalDigest: digest });
+    // Both fit: a rate of 4 (c-1..c-3 + this one), a cap of 4, another incarnation's releases do not count; the window start is respected.
+    expect((await store.settle(inS2('c-6', { perPrincipalPerMinute: 4, bulkCap: 4 }))).row).toMatchObject({ status: 'released', releaseCount: 1 });
+    await authorized('c-7', { target: target({ session: s2 }), principalDigest: digest, incarnation: 2 });
+    expect((await store.settle(inS2('c-7', { incarnation: 2, bulkCap: 1, perPrincipalPerMinute: 1, since: new Date(Date.now() + 60_000) }))).row).toMatchObject(
+      { status: 'released', releaseCount: 1 },
+    );
+    // A reason the caller found is recorded when the limits fit; a limit that does not fit is recorded instead.
+    await authorized('c-8', { target: target({ session: s2 }), principalDigest: digest });
+    expect(await store.settle(inS2('c-8', { denial: 'BINDING_CHANGED' }))).toMatchObject({
+      deniedFor: 'BINDING_CHANGED',
+      row: { status: 'denied', reason: 'BINDING_CHANGED', releaseCount: 0 },
+    });
+    await authorized('c-9', { target: target({ session: s2 }), principalDigest: digest });
+    expect(await store.settle(inS2('c-9', { denial: 'BINDING_CHANGED', bulkCap: 1 }))).toMatchObject({
+      deniedFor: 'BULK_CAP_REACHED',
+      row: { status: 'denied', reason: 'BULK_CAP_REACHED' },
+    });
   });
 
   it('lists a session redacted (no principal digest, no record id); cascade delete and the retention purge remove rows', async () => {

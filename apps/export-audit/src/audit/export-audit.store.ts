@@ -5,6 +5,7 @@ import {
   ExportReasons,
   type ExportAuditRow,
   type ExportProjection,
+  type ExportReason,
   type ExportStatus,
   type Principal,
   type SessionKey,
@@ -248,15 +249,68 @@ export class ExportAuditStore implements StoreHandle {
     return r.rowCount === 1;
   }
 
-  /** authorized | released → released, counting the release; false when the row is denied or failed (final). */
-  async release(tenant: string, operationId: string): Promise<AttemptRow | null> {
-    const { rows } = await this.database.query<DbRow>(
-      `UPDATE export_attempts SET status = 'released', decision = 'allow', reason = NULL, release_count = release_count + 1, released_at = now(), updated_at = now()
-        WHERE tenant = $1 AND operation_id = $2 AND status IN ('authorized', 'released')
-        RETURNING ${COLUMNS}`,
-      [tenant, operationId],
+  /**
+   * The last step of an authorized attempt, in one statement: the session's bulk cap and the principal's rate are
+   * judged against the rows at the instant of the write, then `denial` (a reason the caller found already, judged
+   * after the limits so a narrowed limit is the reason recorded); if nothing denies, authorized | released → released
+   * (counting the release), else → denied with the first reason. `row` is null when the row is already denied or
+   * failed (final). Like any read-then-write under READ COMMITTED, releases racing in parallel each count only the
+   * releases committed before them, so the cap can be passed by as many as race.
+   */
+  async settle(input: {
+    tenant: string;
+    operationId: string;
+    session: SessionKey;
+    incarnation: number;
+    principalDigest: string;
+    since: Date;
+    bulkCap: number;
+    perPrincipalPerMinute: number;
+    denial: ExportReason | null;
+  }): Promise<{ row: AttemptRow | null; deniedFor: ExportReason | null }> {
+    const s = input.session;
+    const { rows } = await this.database.query<Partial<DbRow> & { denied_for: ExportReason | null }>(
+      `WITH verdict AS (
+         SELECT CASE
+                  WHEN (SELECT coalesce(sum(release_count), 0) FROM export_attempts
+                         WHERE tenant = $1 AND app_name = $3 AND user_id = $4 AND session_id = $5 AND incarnation = $6) >= $9::int
+                    THEN 'BULK_CAP_REACHED'
+                  WHEN (SELECT count(*) FROM export_attempts
+                         WHERE tenant = $1 AND principal_digest = $7 AND operation_id <> $2 AND status IN ('authorized', 'released')
+                           AND created_at >= $8::timestamptz) + 1 > $10::int
+                    THEN 'RATE_LIMITED'
+                  ELSE $11::text
+                END AS denied_for
+       ),
+       upd AS (
+         UPDATE export_attempts a
+            SET status = CASE WHEN v.denied_for IS NULL THEN 'released' ELSE 'denied' END,
+                decision = CASE WHEN v.denied_for IS NULL THEN 'allow' ELSE 'deny' END,
+                reason = v.denied_for,
+                release_count = a.release_count + CASE WHEN v.denied_for IS NULL THEN 1 ELSE 0 END,
+                released_at = CASE WHEN v.denied_for IS NULL THEN now() ELSE a.released_at END,
+                updated_at = now()
+           FROM verdict v
+          WHERE a.tenant = $1 AND a.operation_id = $2 AND a.status IN ('authorized', 'released')
+          RETURNING ${COLUMNS}
+       )
+       SELECT v.denied_for, upd.* FROM verdict v LEFT JOIN upd ON true`,
+      [
+        input.tenant,
+        input.operationId,
+        s.appName,
+        s.userId,
+        s.sessionId,
+        input.incarnation,
+        input.principalDigest,
+        input.since,
+        input.bulkCap,
+        input.perPrincipalPerMinute,
+        input.denial,
+      ],
     );
-    return rows[0] ? toRow(rows[0]) : null;
+    const [r] = rows;
+    return { row: r?.operation_id ? toRow(r as DbRow) : null, deniedFor: r?.denied_for ?? null };
   }
 
   /** → denied (final), keeping the release count a released row had. */
@@ -265,25 +319,6 @@ export class ExportAuditStore implements StoreHandle {
       `UPDATE export_attempts SET status = 'denied', decision = 'deny', reason = $3, updated_at = now() WHERE tenant = $1 AND operation_id = $2 AND status <> 'denied'`,
       [tenant, operationId, reason],
     );
-  }
-
-  /** Both limit counts in one statement: the principal's attempts since `since` (rate) and the session incarnation's releases (bulk cap). */
-  async counts(
-    session: SessionKey,
-    incarnation: number,
-    principalDigest: string,
-    since: Date,
-    except: string,
-  ): Promise<{ principalRecent: number; sessionReleases: number }> {
-    const { rows } = await this.database.query<{ recent: string; releases: string | null }>(
-      `SELECT
-         (SELECT count(*) FROM export_attempts
-           WHERE tenant = $1 AND principal_digest = $6 AND operation_id <> $8 AND status IN ('authorized', 'released') AND created_at >= $7) AS recent,
-         (SELECT sum(release_count) FROM export_attempts
-           WHERE tenant = $1 AND app_name = $2 AND user_id = $3 AND session_id = $4 AND incarnation = $5) AS releases`,
-      [session.tenant, session.appName, session.userId, session.sessionId, incarnation, principalDigest, since, except],
-    );
-    return { principalRecent: Number(rows[0].recent), sessionReleases: Number(rows[0].releases ?? 0) };
   }
 
   async list(session: SessionKey, limit: number): Promise<AttemptRow[]> {

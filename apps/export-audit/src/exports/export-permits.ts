@@ -13,10 +13,10 @@ export interface HeldPermit {
 
 /**
  * Incarnation-bound export permits in export-audit's own coordination key prefix (`apphost:<prefix>export-audit:`).
- * An export holds one from before it reads the ledger until it releases; release takes it (compare-and-delete), which
- * is the instant the export wins. The deletion cascade's `revoke` writes a marker for the incarnation and deletes its
- * permits, so an export whose permit is gone (or whose incarnation is marked) is denied: a delete racing an export wins
- * unless the export already took its permit.
+ * An export acquires one while it reads the ledger and holds it until it releases; release takes it
+ * (compare-and-delete), which is the instant the export wins. The deletion cascade's `revoke` writes a marker for the
+ * incarnation and deletes its permits, so an export whose incarnation is marked (at acquire) or whose permit is gone
+ * (at take) is denied: a delete racing an export wins unless the export already took its permit.
  */
 export class ExportPermits {
   constructor(
@@ -37,9 +37,13 @@ export class ExportPermits {
     return { key, value };
   }
 
-  /** Takes the permit at release: true only if it is still held (not revoked, not expired). */
-  async take(session: SessionKey, incarnation: number, permit: HeldPermit): Promise<boolean> {
-    if (await this.revoked(session, incarnation)) return false;
+  /**
+   * Takes the permit at release: true only if it is still held (not revoked, not expired). One compare-and-delete is
+   * enough: `revoke` writes its marker before it deletes permits, and `acquire` checks the marker after writing its
+   * permit, so either the acquire saw the marker (no permit) or the revoke's deletion sees the permit (and this
+   * compare-and-delete then fails), unless the take came first, which is the export winning the race.
+   */
+  async take(permit: HeldPermit): Promise<boolean> {
     return this.store.compareAndDelete(permit.key, permit.value);
   }
 

@@ -32,12 +32,20 @@ class Denial extends Error {
     readonly code: ErrorCode,
     readonly reason: ExportReason,
     message: string,
+    /** Already on the row (the settling statement wrote it). */
+    readonly recorded = false,
   ) {
     super(message);
   }
 }
 
 const deny = (code: ErrorCode, reason: ExportReason, message: string) => new Denial(code, reason, message);
+
+/** A promise whose rejection is observed later: it must not count as unhandled while the caller awaits another one. */
+function started<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => undefined);
+  return promise;
+}
 
 /** Immutable profiles kept in memory (bounded). */
 const PROFILE_CACHE_MAX = 256;
@@ -81,9 +89,11 @@ export interface ExportDeps {
   now?: () => number;
 }
 
+/** The toolset's binding as read at one instant; judged by the caller (load and recheck judge in their own order). */
 interface Binding {
   status: ToolsetStatus;
-  keyActive: boolean;
+  /** The registry's verdict on the descriptor's revision; null when it refused to verify it (unknown, retired or malformed key). */
+  verdict: { valid: boolean; current: boolean; active: boolean } | null;
   policy: ExportPolicy;
 }
 
@@ -109,6 +119,8 @@ export class ExportService {
     // 1. The export purpose for this principal: its own tenant and its own session, with the export scope.
     if (req.principal.tenant !== tenant || req.principal.subject !== req.session.userId) throw new AppHostError('NOT_FOUND', 'export target not found');
 
+    // Two independent reads at once: the attempt row and the session (judged in that order).
+    const session = started(this.currentIncarnation(req.session));
     let row = await store.load(tenant, req.operationId).catch((error: unknown) => {
       throw auditUnavailable(error);
     });
@@ -119,20 +131,27 @@ export class ExportService {
     try {
       if (!req.principal.scopes.includes('export')) throw deny('PERMISSION_DENIED', 'PURPOSE_NOT_AUTHORIZED', 'the export scope is required');
       // 2. The incarnation-bound permit, held until release.
-      incarnation = await this.currentIncarnation(req.session);
+      incarnation = await session;
       if (row?.incarnation != null && row.incarnation !== incarnation)
         throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated since this export was authorized');
-      permit = await this.deps.permits.acquire(req.session, incarnation, req.operationId);
-      if (!permit) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session is being deleted');
-
-      // 3. Tenant, session, incarnation, event and function call against the ledger; then the sealed record.
-      const event = await this.request(() =>
-        this.deps.bus.request(
-          LifecycleGetEvent,
-          { session: req.session, incarnation, eventId: req.eventId, functionCallId: req.functionCallId },
-          { timeoutMs: this.deps.timeoutMs },
+      // 3. Tenant, session, incarnation, event and function call against the ledger, while the permit is acquired: the
+      // permit protects the release (its take), not the ledger read, so their order does not matter (README "Export").
+      const acquiring = started(this.deps.permits.acquire(req.session, incarnation, req.operationId));
+      const reading = started(
+        this.request(() =>
+          this.deps.bus.request(
+            LifecycleGetEvent,
+            { session: req.session, incarnation, eventId: req.eventId, functionCallId: req.functionCallId },
+            { timeoutMs: this.deps.timeoutMs },
+          ),
         ),
       );
+      permit = await acquiring.catch(async (error: unknown) => {
+        await reading.catch(() => undefined);
+        throw error;
+      });
+      if (!permit) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session is being deleted');
+      const event = await reading;
       // The ledger also answers calls it holds no sealed result for (Views render legacy widgets): nothing to export.
       if (!event.sealedResultRef) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
       if (!event.toolsetId || !event.bindingRevision)
@@ -144,40 +163,60 @@ export class ExportService {
         functionCallId: req.functionCallId,
         recordId: event.sealedResultRef.recordId,
       };
-      const [loaded, resolved] = await settledInOrder([
-        this.binding(event.toolsetId, event.bindingRevision),
-        this.request(() => this.sealed.resolve(recordKey)),
-      ]);
-      if (!loaded.policy.projections.includes(req.projection))
-        throw deny('PERMISSION_DENIED', 'PROJECTION_NOT_ALLOWED', `the profile does not allow the ${req.projection} projection`);
+      // The binding and the sealed record in parallel; the binding is judged first.
+      const resolving = started(this.request(() => this.sealed.resolve(recordKey)));
+      const loaded = await this.binding(event.toolsetId, event.bindingRevision);
+      if (!loaded.verdict?.valid || !loaded.verdict.current)
+        throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding revision no longer verifies');
+      const resolved = await resolving;
       const result = project(resolved.envelope.result, req.projection);
       const bytes = Buffer.byteLength(canonicalize(result as never), 'utf8');
-      if (bytes > loaded.policy.maxBytes)
-        throw deny('PAYLOAD_TOO_LARGE', 'EXPORT_TOO_LARGE', `the export is ${bytes} bytes; the profile allows ${loaded.policy.maxBytes}`);
+      this.withinPolicy(loaded.policy, req.projection, bytes);
 
       // 4. The authorized row, committed before anything is released.
       await this.deps.faults.hit('export.before-audit-append');
       row = await this.authorize(row, req, target, digest, { incarnation, recordId: event.sealedResultRef.recordId, toolsetId: event.toolsetId, bytes });
       await this.deps.faults.hit('export.after-audit-append');
 
-      // 5. The recheck, immediately before release: anything that changed denies.
+      // 5. The recheck, immediately before release: anything that changed denies. A binding change or key rotation is
+      // recorded only after the limits (step 6), so a narrowed limit is the reason an export is denied for.
       await this.deps.faults.hit('export.before-recheck');
-      await this.recheck(req, incarnation, digest, event.toolsetId, event.bindingRevision, loaded, bytes);
-      const taken = await this.deps.permits.take(req.session, incarnation, permit);
-      permit = null;
-      if (!taken) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session was deleted during the export');
+      const { now, changed } = await this.recheck(req, incarnation, digest, event.toolsetId, event.bindingRevision, loaded, bytes);
+      if (!changed) {
+        const taken = await this.deps.permits.take(permit);
+        permit = null;
+        if (!taken) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session was deleted during the export');
+      }
 
-      // 6. Released: an attempt record (not proof of delivery), then one materialized answer.
-      const released = await store.release(tenant, req.operationId).catch((error: unknown) => {
-        throw auditUnavailable(error);
-      });
-      if (!released) throw new AppHostError('FAILED_PRECONDITION', 'the export was denied', { details: ExportReasons.details('EXPORT_DENIED') });
+      // 6. Released or denied in one statement that also judges the bulk cap and the rate at the instant of the write.
+      // `released` is an attempt record (not proof of delivery); then one materialized answer.
+      const clock = this.deps.now ?? Date.now;
+      const { row: settled, deniedFor } = await store
+        .settle({
+          tenant,
+          operationId: req.operationId,
+          session: req.session,
+          incarnation,
+          principalDigest: digest,
+          since: new Date(clock() - 60_000),
+          bulkCap: now.policy.bulkCap,
+          perPrincipalPerMinute: now.policy.perPrincipalPerMinute,
+          denial: changed?.reason ?? null,
+        })
+        .catch((error: unknown) => {
+          throw auditUnavailable(error);
+        });
+      if (!settled) throw new AppHostError('FAILED_PRECONDITION', 'the export was denied', { details: ExportReasons.details('EXPORT_DENIED') });
+      if (deniedFor === 'BULK_CAP_REACHED') throw new Denial('RESOURCE_EXHAUSTED', deniedFor, 'the session reached its export bulk cap', true);
+      if (deniedFor === 'RATE_LIMITED') throw new Denial('RESOURCE_EXHAUSTED', deniedFor, 'too many exports this minute', true);
+      if (changed) throw new Denial(changed.code, changed.reason, changed.message, true);
+      const released = settled;
       await this.deps.faults.hit('export.after-release');
       this.deps.logger.info({ exportId: released.exportId, releaseCount: released.releaseCount, bytes }, 'export released');
       return { exportId: released.exportId, status: 'released', releaseCount: released.releaseCount, bytes, result };
     } catch (error) {
       if (error instanceof Denial) {
-        await this.recordDenial(row, req, target, digest, incarnation, error.reason);
+        if (!error.recorded) await this.recordDenial(row, req, target, digest, incarnation, error.reason);
         this.deps.logger.info({ operationId: req.operationId, reason: error.reason }, 'export denied');
         throw new AppHostError(error.code, error.message, { details: ExportReasons.details(error.reason) });
       }
@@ -185,6 +224,13 @@ export class ExportService {
     } finally {
       if (permit) await this.deps.permits.drop(permit).catch(() => undefined);
     }
+  }
+
+  /** The projection and the size against an export policy. */
+  private withinPolicy(policy: ExportPolicy, projection: ExportProjection, bytes: number): void {
+    if (!policy.projections.includes(projection))
+      throw deny('PERMISSION_DENIED', 'PROJECTION_NOT_ALLOWED', `the profile does not allow the ${projection} projection`);
+    if (bytes > policy.maxBytes) throw deny('PAYLOAD_TOO_LARGE', 'EXPORT_TOO_LARGE', `the export is ${bytes} bytes; the profile allows ${policy.maxBytes}`);
   }
 
   /** The same operation id must name the same target, by the same principal; a denied (or failed) attempt is final. */
@@ -226,6 +272,13 @@ export class ExportService {
     }
   }
 
+  /**
+   * Everything that could have changed since step 3, read again in parallel and judged in a fixed order, so a race
+   * always denies for the same reason: the principal; the session; the toolset still profile-bound; the export policy
+   * of the profile it names now (a rebind to a narrower profile denies for the limit the export no longer fits); then
+   * the bulk cap and the rate of that policy (judged by the settling statement); last, the binding generation and
+   * revision and the signing key, whose denial is answered as `changed` for the settling statement to record.
+   */
   private async recheck(
     req: ExportRequest,
     incarnation: number,
@@ -234,26 +287,17 @@ export class ExportService {
     bindingRevision: string,
     loaded: Binding,
     bytes: number,
-  ): Promise<void> {
+  ): Promise<{ now: Binding; changed: Denial | null }> {
     if (!req.principal.scopes.includes('export') || this.deps.store.principalDigest(req.principal) !== digest)
       throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
-    const clock = this.deps.now ?? Date.now;
-    // In parallel, but judged in a fixed order (session, binding, counts), so a race always denies for the same reason.
-    const [current, now, counts] = await settledInOrder([
-      this.currentIncarnation(req.session),
-      this.binding(toolsetId, bindingRevision),
-      this.deps.store
-        .counts(req.session, incarnation, digest, new Date(clock() - 60_000), req.operationId)
-        .catch((error: unknown) => Promise.reject(auditUnavailable(error))),
-    ] as const);
+    const [current, now] = await settledInOrder([this.currentIncarnation(req.session), this.binding(toolsetId, bindingRevision)] as const);
     if (current !== incarnation) throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated');
+    this.withinPolicy(now.policy, req.projection, bytes);
     if (now.status.bindingGeneration !== loaded.status.bindingGeneration || now.status.bindingRevision !== loaded.status.bindingRevision)
-      throw deny('FAILED_PRECONDITION', 'BINDING_CHANGED', 'the toolset was rebound during the export');
-    if (loaded.keyActive && !now.keyActive) throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key was rotated during the export');
-    if (!now.policy.projections.includes(req.projection)) throw deny('PERMISSION_DENIED', 'PROJECTION_NOT_ALLOWED', 'the projection is no longer allowed');
-    if (bytes > now.policy.maxBytes) throw deny('PAYLOAD_TOO_LARGE', 'EXPORT_TOO_LARGE', 'the export exceeds the profile byte limit');
-    if (counts.sessionReleases >= now.policy.bulkCap) throw deny('RESOURCE_EXHAUSTED', 'BULK_CAP_REACHED', 'the session reached its export bulk cap');
-    if (counts.principalRecent + 1 > now.policy.perPrincipalPerMinute) throw deny('RESOURCE_EXHAUSTED', 'RATE_LIMITED', 'too many exports this minute');
+      return { now, changed: deny('FAILED_PRECONDITION', 'BINDING_CHANGED', 'the toolset was rebound during the export') };
+    if (!now.verdict?.valid || !now.verdict.current || (loaded.verdict?.active && !now.verdict.active))
+      return { now, changed: deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key was rotated during the export') };
+    return { now, changed: null };
   }
 
   private async currentIncarnation(session: SessionKey): Promise<number> {
@@ -263,20 +307,23 @@ export class ExportService {
     return snapshot.incarnation;
   }
 
-  /** The toolset's binding as the registry has it now: PROFILE_BOUND, the descriptor's revision verifying, and the profile's export policy. */
+  /**
+   * The toolset's binding as the registry has it now: PROFILE_BOUND (else NOT_PROFILE_BOUND), the registry's verdict on
+   * the descriptor's revision, and the export policy of the profile the toolset names.
+   */
   private async binding(toolsetId: string, bindingRevision: string): Promise<Binding> {
     const opts = { timeoutMs: this.deps.timeoutMs };
-    const verifying = this.deps.bus.request(RegistryVerifyBindingRevision, { toolsetId, bindingRevision }, opts).catch((error: unknown) => {
-      if (error instanceof AppHostError && (error.code === 'FAILED_PRECONDITION' || error.code === 'INVALID_ARGUMENT' || error.code === 'NOT_FOUND'))
-        throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding key no longer verifies');
-      throw error;
-    });
-    verifying.catch(() => undefined); // awaited below; a status failure must not leave it unhandled
+    const verifying = started(
+      this.deps.bus.request(RegistryVerifyBindingRevision, { toolsetId, bindingRevision }, opts).catch((error: unknown) => {
+        if (error instanceof AppHostError && (error.code === 'FAILED_PRECONDITION' || error.code === 'INVALID_ARGUMENT' || error.code === 'NOT_FOUND'))
+          return null;
+        throw error;
+      }),
+    );
     const status = await this.request(() => this.deps.bus.request(RegistryGetToolset, { toolsetId }, opts));
     if (status.state !== 'PROFILE_BOUND' || !status.profileId) throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'the toolset is not profile-bound');
     const [verdict, profile] = await Promise.all([verifying, this.profile(status.profileId)]);
-    if (!verdict.valid || !verdict.current) throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding revision no longer verifies');
-    return { status, keyActive: verdict.active, policy: profile.export ?? DEFAULT_EXPORT_POLICY };
+    return { status, verdict, policy: profile.export ?? DEFAULT_EXPORT_POLICY };
   }
 
   /**

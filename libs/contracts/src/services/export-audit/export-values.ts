@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { appNameSchema, incarnationSchema, sessionIdSchema, userIdSchema } from '../../lib/values';
-import { SEALED_INLINE_MAX_BYTES } from '../sealed-result-store/sealed-values';
+import { SEALED_MAX_CANONICAL_BYTES } from '../sealed-result-store/sealed-values';
 
 /** What an export releases: `content` (the model projection), `structured` (structuredContent) or `full` (the whole CallToolResult). */
 export const EXPORT_PROJECTIONS = ['content', 'structured', 'full'] as const;
@@ -17,8 +17,11 @@ export const exportOperationIdSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9.
 export const exportEventIdSchema = z.number().int().min(1).max(Number.MAX_SAFE_INTEGER);
 export const exportFunctionCallIdSchema = z.string().min(1).max(128);
 
-/** The largest export the one materialized reply can carry (the bus's inline limit, minus room for the envelope). */
-export const EXPORT_MAX_BYTES_LIMIT = SEALED_INLINE_MAX_BYTES - 16 * 1024;
+/**
+ * The largest export a profile may allow: the largest sealed record (a projection is never larger). A reply over the
+ * bus payload limit moves in chunks (the bus's chunked replies), so the one materialized answer needs no lower bound.
+ */
+export const EXPORT_MAX_BYTES_LIMIT = SEALED_MAX_CANONICAL_BYTES;
 
 /**
  * A host profile's export policy: the projections it allows, bytes per export, exports per principal per minute, and
