@@ -8,6 +8,7 @@ import { OpenApiController } from './openapi/openapi.controller';
 import { ServicesController } from './services/services.controller';
 import { SessionsController } from './sessions/sessions.controller';
 import { ToolBatchesController } from './tool-batches/tool-batches.controller';
+import { ViewsController } from './views/views.controller';
 
 /** The gateway's own routes; the auth module (guards) is imported next to it by the service definition. */
 @Module({})
@@ -24,6 +25,7 @@ export class GatewayModule {
         ToolApprovalController,
         ToolBatchesController,
         ExportsController,
+        ViewsController,
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };
