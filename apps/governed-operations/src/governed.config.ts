@@ -33,6 +33,21 @@ const schema = z.object({
     .max(7 * 24 * 3600 * 1000)
     .default(24 * 3600 * 1000),
   GOVERNED_OWNER_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(1_000),
+  GOVERNED_VIEW_DEVELOPMENT: z.enum(['true', 'false']).default('false'),
+  GOVERNED_VIEW_PRODUCER_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .max(24 * 3600 * 1000)
+    .default(24 * 3600 * 1000),
+  GOVERNED_VIEW_READ_TIMEOUT_MS: ms(30_000),
+  GOVERNED_VIEW_CLOSED_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 3600 * 1000)
+    .default(3_600_000),
+  GOVERNED_VIEW_SWEEP_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
 });
 
 export interface BatchConfig {
@@ -50,6 +65,20 @@ export interface BatchConfig {
   callClaimTtlMs: number;
   /** How often this process refreshes its liveness key; the key lapses after three missed refreshes. */
   ownerHeartbeatMs: number;
+  views: ViewConfig;
+}
+
+export interface ViewConfig {
+  /** Development hosts: the View CSP accepts loopback origins (`http://localhost`, `http://127.0.0.1`). */
+  development: boolean;
+  /** How long the producing-generation record of a sealed UI call is kept (a View can open within it). */
+  producerTtlMs: number;
+  /** The bootstrap's one `resources/read` through catalog-policy. */
+  readTimeoutMs: number;
+  /** How long a closed or revoked View's record stays to answer `get-view` (CLOSED/REVOKED) before it reads as NOT_FOUND. */
+  closedRetentionMs: number;
+  /** Interval of the sweep that releases references a crash left behind and revokes Views whose lease ran out; 0 = off. */
+  sweepMs: number;
 }
 
 /** The service's settings (see README.md), shaped into `BatchConfig`; bad values stop startup, naming the variable. */
@@ -63,6 +92,13 @@ export const batchConfig = schema.transform((c): BatchConfig => ({
   duplicateInFlight: c.GOVERNED_DUPLICATE_IN_FLIGHT,
   callClaimTtlMs: c.GOVERNED_CALL_CLAIM_TTL_MS,
   ownerHeartbeatMs: c.GOVERNED_OWNER_HEARTBEAT_MS,
+  views: {
+    development: c.GOVERNED_VIEW_DEVELOPMENT === 'true',
+    producerTtlMs: c.GOVERNED_VIEW_PRODUCER_TTL_MS,
+    readTimeoutMs: c.GOVERNED_VIEW_READ_TIMEOUT_MS,
+    closedRetentionMs: c.GOVERNED_VIEW_CLOSED_RETENTION_MS,
+    sweepMs: c.GOVERNED_VIEW_SWEEP_MS,
+  },
 }));
 
 /** Parses the service's settings alone (tests); a service gets them in `context.config`. */

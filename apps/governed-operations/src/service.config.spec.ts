@@ -13,6 +13,11 @@ const BAD: Record<string, string> = {
   GOVERNED_DUPLICATE_IN_FLIGHT: 'retry',
   GOVERNED_CALL_CLAIM_TTL_MS: '10',
   GOVERNED_OWNER_HEARTBEAT_MS: '50',
+  GOVERNED_VIEW_DEVELOPMENT: 'yes',
+  GOVERNED_VIEW_PRODUCER_TTL_MS: '1000',
+  GOVERNED_VIEW_READ_TIMEOUT_MS: '0',
+  GOVERNED_VIEW_CLOSED_RETENTION_MS: '10',
+  GOVERNED_VIEW_SWEEP_MS: '-5',
 };
 
 it('covers every variable of the service schema', () => {

@@ -29,6 +29,7 @@ import { retryWithinDeadline } from './deadline-retry';
 import type { ExecutionMark } from './outcome-classification';
 import type { GovernedFaultPoint } from '../governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
+import { ProducingGenerations } from '../views/producing-generations';
 
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
 export interface ToolsetFacts {
@@ -106,6 +107,7 @@ export class CallPipeline {
     @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
     @Inject(FAULT_POINTS) private readonly faults: FaultPoints<GovernedFaultPoint>,
+    @Inject(ProducingGenerations) private readonly producers: ProducingGenerations,
   ) {
     this.sealed = new SealedResultClient(bus, { timeoutMs: config.storeTimeoutMs });
   }
@@ -288,6 +290,22 @@ export class CallPipeline {
     }
   }
 
+  /**
+   * Records the generation that produced a sealed result, before the event is appended, so a View binds to exactly
+   * it. A failure does not fail the call (the tool ran and its result is sealed): the widget still appears, and its
+   * bootstrap answers the placeholder GENERATION_GONE, as if the generation had ended.
+   */
+  private async recordProducer(ctx: CallContext, call: PlannedCall, handle: BoundToolHandle, recordId: string): Promise<void> {
+    try {
+      await this.producers.record({ session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId, recordId }, handle, call.tool);
+    } catch (error) {
+      this.logger.warn(
+        { session: ctx.key.sessionId, functionCallId: call.functionCallId, toolsetId: handle.toolsetId, error: describeFailure(error) },
+        'recording the producing generation failed: the widget will open as a GENERATION_GONE placeholder',
+      );
+    }
+  }
+
   /** Seals a profile-bound UI result PENDING with its refresh record; the model gets the projection, the event a descriptor. */
   private async seal(
     { call, handle }: AdmittedCall,
@@ -331,6 +349,7 @@ export class CallPipeline {
         ? failedOutcome(call, 'RESULT_TOO_LARGE', 'The tool ran, but its result exceeds the sealing limit, so it is not shown.')
         : failedOutcome(call, 'EXECUTED_NOT_SEALED', EXECUTED_NOT_SEALED_MESSAGE);
     }
+    await this.recordProducer(ctx, call, handle, ref.recordId);
     return {
       response: { functionCallId: call.functionCallId, name: call.tool, response: projectForModel(result) as Record<string, unknown> },
       recordId: ref.recordId,

@@ -49,9 +49,10 @@ const modalitiesSchema = z.record(z.string(), z.unknown());
 /**
  * MCP Apps `McpUiHostCapabilities` as AppHost offers them: the profile's declared capabilities intersected with what
  * AppHost implements (`serverTools`, `serverResources` with View RPC; `message`, `updateModelContext` with the
- * conversation hooks). Absent members are not offered.
+ * conversation hooks; `openLinks` with the host page's link opener). Absent members are not offered.
  */
 export const offeredHostCapabilitiesSchema = z.strictObject({
+  openLinks: z.strictObject({}).optional(),
   serverTools: z.strictObject({ listChanged: z.boolean().optional() }).optional(),
   serverResources: z.strictObject({ listChanged: z.boolean().optional() }).optional(),
   logging: z.strictObject({}).optional(),
@@ -60,11 +61,11 @@ export const offeredHostCapabilitiesSchema = z.strictObject({
 });
 export type OfferedHostCapabilities = z.infer<typeof offeredHostCapabilitiesSchema>;
 
-/** A CSP entry dropped while building the header, and why (never silently). */
+/** A CSP entry dropped while building the header, and why (never silently). `NOT_A_LIST`: the field itself is not an array. */
 export const cspRejectionSchema = z.strictObject({
   field: z.enum(['connectDomains', 'resourceDomains', 'frameDomains', 'baseUriDomains']),
   value: z.string().max(2048),
-  reason: z.enum(['WILDCARD', 'SCHEME_ONLY', 'KEYWORD', 'ILLEGAL_CHARACTERS', 'NOT_AN_ORIGIN', 'SCHEME_NOT_ALLOWED', 'NOT_A_STRING']),
+  reason: z.enum(['WILDCARD', 'SCHEME_ONLY', 'KEYWORD', 'ILLEGAL_CHARACTERS', 'NOT_AN_ORIGIN', 'SCHEME_NOT_ALLOWED', 'NOT_A_STRING', 'NOT_A_LIST']),
 });
 export type CspRejection = z.infer<typeof cspRejectionSchema>;
 

@@ -1,0 +1,48 @@
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { canonicalize } from '@apphost/canonical-json';
+import { AppHostError, type Principal, type SessionKey, type ViewCaller } from '@apphost/contracts';
+
+/** A View operation on a View (or widget) the caller may not see: indistinguishable from one that does not exist. */
+export function viewNotFound(): AppHostError {
+  return new AppHostError('NOT_FOUND', 'view not found');
+}
+
+/**
+ * Whether the caller may act on the session: its tenant and user, the `view` scope, and for a view token
+ * (`principal.restrictedTo`) exactly this session. Anything else reads as NOT_FOUND.
+ */
+export function callerMaySee(caller: ViewCaller, session: SessionKey): boolean {
+  const { principal } = caller;
+  if (principal.tenant !== session.tenant || caller.userId !== session.userId) return false;
+  if (!principal.scopes.includes('view')) return false;
+  const only = principal.restrictedTo;
+  return !only || (only.appName === session.appName && only.sessionId === session.sessionId);
+}
+
+/** A fresh View grant: 32 random bytes, base64url (43 characters). */
+export function mintGrant(): string {
+  return randomBytes(32).toString('base64url');
+}
+
+// Purpose-tagged so a grant digest can never be confused with any other digest of the same bytes.
+export function grantDigestOf(grant: string): string {
+  return createHash('sha256').update('apphost.view-grant.v1\n', 'utf8').update(grant, 'utf8').digest('hex');
+}
+
+/** Timing-safe: the comparison does not reveal how much of a guessed grant was right. */
+export function grantMatches(grant: string, digest: string | null): boolean {
+  if (digest === null) return false;
+  return timingSafeEqual(Buffer.from(grantDigestOf(grant), 'hex'), Buffer.from(digest, 'hex'));
+}
+
+export function principalDigestOf(principal: Pick<Principal, 'tenant' | 'subject'>): string {
+  return createHash('sha256')
+    .update('apphost.view-principal.v1\n', 'utf8')
+    .update(canonicalize({ tenant: principal.tenant, subject: principal.subject }), 'utf8')
+    .digest('hex');
+}
+
+/** `vw-` and 32 hex digits. */
+export function newViewId(): string {
+  return `vw-${randomBytes(16).toString('hex')}`;
+}

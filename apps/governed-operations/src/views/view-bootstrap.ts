@@ -1,0 +1,342 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { BusClient } from '@apphost/bus';
+import {
+  AppHostError,
+  GovernedReasons,
+  isWidgetDescriptor,
+  LifecycleGetSession,
+  VIEW_POLICY_DEFAULTS,
+  viewPolicyOf,
+  type ColdAction,
+  type GovernedOpenView,
+  type HostProfile,
+  type LiveView,
+  type OpenViewResponse,
+  type ParsedRequestOf,
+  type PlaceholderReason,
+  type PlaceholderView,
+  type SealedEnvelope,
+  type ViewPolicy,
+  type ViewWidget,
+  type WidgetDescriptor,
+} from '@apphost/contracts';
+import { buildViewCsp, documentUiMeta, iframeAllow, isReplaySafe, offeredHostCapabilities, selectAppDocument } from '@apphost/policy';
+import type { Logger } from '@apphost/runtime';
+import { SealedResultClient } from '@apphost/sealed-results';
+import type { BatchConfig } from '../governed.config';
+import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
+import { describeFailure } from '../tool-batches/batch-plan';
+import { ProducingGenerations, type ProducingGeneration } from './producing-generations';
+import { callerMaySee, grantDigestOf, mintGrant, newViewId, principalDigestOf, viewNotFound } from './view-access';
+import { ViewCollaborators, type ViewGeneration } from './view-collaborators';
+import { ViewRecords, type StoredView, type ViewRecord } from './view-records';
+
+type OpenRequest = ParsedRequestOf<typeof GovernedOpenView>;
+
+/** What AppHost implements of the MCP Apps host capabilities today: View RPC and the conversation hooks are not built yet. */
+export const IMPLEMENTED_HOST_CAPABILITIES = {
+  serverTools: false,
+  serverResources: false,
+  logging: false,
+  message: false,
+  updateModelContext: false,
+  openLinks: false,
+} as const;
+
+/** The largest `resources/read` catalog-policy accepts for one item and in total. */
+const READ_LIMIT_BYTES = 8 * 1024 * 1024;
+
+const RERUN_WARNING = 'Running the tool again may repeat its effects (a new call, not a replay of the old one).';
+
+/** Everything the steps of one bootstrap share. */
+interface Opening {
+  request: OpenRequest;
+  viewId: string;
+  incarnation: number;
+  widget: ViewWidget;
+  policy: ViewPolicy;
+  /** What the replay classification and the cold actions need to know of the tool. */
+  tool: { nativeName: string; annotations?: unknown };
+}
+
+/** A bootstrap step that ends in the read-only placeholder rather than an error. */
+class Placeholder extends Error {
+  constructor(readonly reason: PlaceholderReason) {
+    super(reason);
+  }
+}
+
+/**
+ * The render bootstrap (`open-view`), in the RFC's order: (1) the caller, its principal, the session and the
+ * widget; (2) the toolset, the profile, and a View reference on the recorded producing generation; (3) the sealed
+ * record; (4) one `resources/read` of the descriptor's URI on that generation; (5) exactly one App document;
+ * (6) the grant. A failure after (2) releases the reference and deletes the half-made View record before it is
+ * answered; the placeholder cases (legacy widget, toolset revoked, generation gone or unrecorded, sealed record
+ * missing or corrupt) answer a grantless placeholder View instead.
+ */
+@Injectable()
+export class ViewBootstrap {
+  private readonly sealed: SealedResultClient;
+
+  constructor(
+    @Inject(BusClient) private readonly bus: BusClient,
+    @Inject(ViewCollaborators) private readonly peers: ViewCollaborators,
+    @Inject(ViewRecords) private readonly records: ViewRecords,
+    @Inject(ProducingGenerations) private readonly producers: ProducingGenerations,
+    @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
+    @Inject(BATCH_LOGGER) private readonly logger: Logger,
+  ) {
+    this.sealed = new SealedResultClient(bus, { timeoutMs: config.storeTimeoutMs });
+  }
+
+  async open(request: OpenRequest): Promise<OpenViewResponse> {
+    // (1) Who asks, for which session and widget.
+    const { caller, session } = request;
+    if (!callerMaySee(caller, session)) throw viewNotFound();
+    if (await this.peers.principalRevoked(caller.principal))
+      throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    const current = await this.bus.request(LifecycleGetSession, { session });
+    if (current.state !== 'ACTIVE') throw viewNotFound();
+    const incarnation = current.incarnation;
+    const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
+    if (!located.widget) throw viewNotFound(); // an event-level reference renders nothing
+    const viewId = newViewId();
+    const base = { request, viewId, incarnation };
+
+    if (!isWidgetDescriptor(located.widget)) {
+      const widget = widgetOf(request, located.widget.resourceUri, located.widget.tool, null);
+      return this.placeholder({ ...base, widget, policy: defaultPolicy(), tool: { nativeName: located.widget.tool } }, 'LEGACY_WIDGET', null);
+    }
+
+    // (2) The toolset must still be bound as the descriptor says; the View binds to the generation that produced it.
+    const descriptor = located.widget;
+    const status = await this.peers.toolset(descriptor.toolsetId);
+    const profile = status?.profileId ? await this.profileOrNull(status.profileId) : null;
+    const producer = descriptor.sealedResultRef
+      ? await this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId: descriptor.sealedResultRef.recordId })
+      : null;
+    const opening: Opening = {
+      ...base,
+      widget: widgetOf(request, descriptor.resourceUri, producer?.tool ?? located.call?.name ?? producer?.nativeName ?? 'unknown', descriptor.toolsetId),
+      policy: profile ? viewPolicyOf(profile) : defaultPolicy(),
+      tool: { nativeName: producer?.nativeName ?? located.call?.name ?? '', annotations: producer?.declaration['annotations'] },
+    };
+    const binding = { profileId: status?.profileId ?? null, bindingRevision: descriptor.bindingRevision, bindingGeneration: status?.bindingGeneration ?? null };
+    if (!status || !profile || status.state !== 'PROFILE_BOUND' || status.bindingRevision !== descriptor.bindingRevision)
+      return this.placeholder(opening, 'TOOLSET_REVOKED', binding);
+    if (!producer || !descriptor.sealedResultRef) return this.placeholder(opening, 'GENERATION_GONE', binding);
+
+    const generation: ViewGeneration = {
+      generationId: producer.generation.generationId,
+      fence: producer.generation.fence,
+      ownerInstanceId: producer.generation.ownerInstanceId,
+      connectionClass: producer.generation.connectionClass,
+    };
+    // The record comes first, so a crash after the retain leaves a reference the sweep can find and release.
+    const created = await this.records.create(
+      this.recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
+      this.config.views.closedRetentionMs,
+    );
+    let leaseId: string | null;
+    try {
+      leaseId = await this.peers.retain(generation, viewId);
+    } catch (error) {
+      await this.records.delete(created);
+      throw error;
+    }
+    if (!leaseId) {
+      await this.records.delete(created);
+      return this.placeholder(opening, 'GENERATION_GONE', binding);
+    }
+    const reserved = await this.records.update(created, { ...created.record, leaseId });
+    if (!reserved) {
+      // The cascade revoked the half-made View (the session is being deleted): give the reference back.
+      await this.peers.release(generation, leaseId).catch(() => undefined);
+      throw viewNotFound();
+    }
+    try {
+      return await this.activate(opening, reserved, descriptor, producer, profile);
+    } catch (error) {
+      const undone = await this.unreserve(reserved, generation, leaseId);
+      // A record left to the sweep keeps its id: the placeholder gets another.
+      if (error instanceof Placeholder) return this.placeholder(undone ? opening : { ...opening, viewId: newViewId() }, error.reason, binding);
+      throw error;
+    }
+  }
+
+  /** Steps (3)–(6) on a reserved View. */
+  private async activate(
+    opening: Opening,
+    reserved: StoredView,
+    descriptor: WidgetDescriptor,
+    producer: ProducingGeneration,
+    profile: HostProfile,
+  ): Promise<LiveView> {
+    const { request, viewId, incarnation, policy } = opening;
+    const envelope = await this.resolveSealed(opening, descriptor);
+
+    const read = await this.peers.readResource({
+      generation: { ...producer.generation },
+      uri: descriptor.resourceUri,
+      policy: resourcePolicyOf(profile),
+      limits: { maxItemBytes: Math.min(policy.views.maxDocumentBytes, READ_LIMIT_BYTES), maxTotalBytes: READ_LIMIT_BYTES },
+    });
+    const document = selectAppDocument(read.contents, { resourceUri: descriptor.resourceUri, maxBytes: policy.views.maxDocumentBytes });
+    const listingMeta = (producer.declaration['_meta'] as Record<string, unknown> | undefined)?.['ui'];
+    const meta = documentUiMeta(document.itemMeta?.['ui'], listingMeta);
+
+    const capabilities = offeredHostCapabilities(profile.hostCapabilities, IMPLEMENTED_HOST_CAPABILITIES);
+    const csp = buildViewCsp(meta['csp'], { development: this.config.views.development });
+    if (capabilities.dropped.length > 0 || csp.rejected.length > 0)
+      this.logger.info({ viewId, dropped: capabilities.dropped, cspRejected: csp.rejected }, 'view bootstrap: capabilities not offered, CSP entries dropped');
+
+    // (6) The grant exists only in this answer: the record keeps its digest.
+    const grant = mintGrant();
+    const expiresAt = new Date(Date.now() + policy.views.leaseMs).toISOString();
+    const live: ViewRecord = { ...reserved.record, state: 'ACTIVE', grantDigest: grantDigestOf(grant), leaseMs: policy.views.leaseMs, expiresAt };
+    if (!(await this.records.update(reserved, live))) throw viewNotFound(); // revoked by the cascade meanwhile
+    this.logger.info(
+      { viewId, session: request.session.sessionId, incarnation, eventId: request.eventId, generationId: producer.generation.generationId, bytes: document.bytes },
+      'view opened',
+    );
+    return {
+      mode: 'live',
+      viewId,
+      viewGeneration: 1,
+      expiresAt,
+      grant,
+      document: { resourceUri: descriptor.resourceUri, html: document.html, meta },
+      widget: opening.widget,
+      toolInput: { arguments: envelope.refresh.arguments.kind === 'inline' ? envelope.refresh.arguments.value : {} },
+      toolResult: envelope.result as Record<string, unknown>,
+      hostCapabilities: capabilities.offered,
+      hostContext: { ...request.hostContext, toolInfo: { id: request.functionCallId, tool: producer.declaration } },
+      csp,
+      allow: iframeAllow(meta['permissions']),
+    };
+  }
+
+  /** (3) The sealed record, digest-verified by the store, bound to this session, incarnation, event and call. */
+  private async resolveSealed(opening: Opening, descriptor: WidgetDescriptor): Promise<SealedEnvelope> {
+    const { request, incarnation } = opening;
+    let envelope: SealedEnvelope;
+    try {
+      ({ envelope } = await this.sealed.resolve({
+        session: request.session,
+        incarnation,
+        eventId: String(request.eventId),
+        functionCallId: request.functionCallId,
+        recordId: descriptor.sealedResultRef!.recordId,
+      }));
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') throw new Placeholder('SEALED_RESULT_MISSING');
+      if (error instanceof AppHostError && (error.code === 'DATA_LOSS' || error.code === 'INTERNAL')) {
+        this.logger.warn({ viewId: opening.viewId, error: describeFailure(error) }, 'sealed record unreadable: placeholder');
+        throw new Placeholder('SEALED_RESULT_CORRUPT');
+      }
+      throw error;
+    }
+    const { refresh } = envelope;
+    if (refresh.correlation.functionCallId !== request.functionCallId || refresh.toolsetId !== descriptor.toolsetId) {
+      this.logger.warn({ viewId: opening.viewId }, 'sealed record does not belong to its descriptor: placeholder');
+      throw new Placeholder('SEALED_RESULT_CORRUPT');
+    }
+    return envelope;
+  }
+
+  /** Undoes a reservation: the reference back, the half-made record gone. */
+  private async unreserve(reserved: StoredView, generation: ViewGeneration, leaseId: string): Promise<boolean> {
+    try {
+      await this.peers.release(generation, leaseId);
+      const current = await this.records.find(reserved.record.viewId);
+      if (current) await this.records.delete(current);
+      return true;
+    } catch (error) {
+      // Left OPENING with its lease: the sweep releases it.
+      this.logger.warn({ viewId: reserved.record.viewId, error: describeFailure(error) }, 'undoing a failed bootstrap failed: left to the sweep');
+      return false;
+    }
+  }
+
+  /** A grantless placeholder View: no HTML, no result, no generation, no lease; its cold actions. */
+  private async placeholder(
+    opening: Opening,
+    reason: PlaceholderReason,
+    binding: { profileId: string | null; bindingRevision: string | null; bindingGeneration: number | null } | null,
+  ): Promise<PlaceholderView> {
+    const replaySafe = opening.tool.nativeName !== '' && isReplaySafe(opening.policy.replay, opening.tool);
+    const action: ColdAction = replaySafe
+      ? { kind: 'refresh', tool: opening.widget.tool, label: 'Refresh', warning: null }
+      : { kind: 'rerun', tool: opening.widget.tool, label: 'Run tool again', warning: RERUN_WARNING };
+    const record = { ...this.recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
+    await this.records.create(record, this.config.views.closedRetentionMs);
+    this.logger.info({ viewId: opening.viewId, session: opening.request.session.sessionId, reason, action: action.kind }, 'view placeholder');
+    return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
+  }
+
+  private recordOf(
+    opening: Opening,
+    mode: ViewRecord['mode'],
+    state: ViewRecord['state'],
+    reason: PlaceholderReason | null,
+    binding: { profileId: string | null; bindingRevision: string | null; bindingGeneration: number | null } | null,
+    generation: ViewGeneration | null,
+  ): ViewRecord {
+    return {
+      v: 1,
+      viewId: opening.viewId,
+      mode,
+      state,
+      reason,
+      principalDigest: principalDigestOf(opening.request.caller.principal),
+      session: opening.request.session,
+      incarnation: opening.incarnation,
+      widget: opening.widget,
+      viewGeneration: 1,
+      serverId: opening.widget.toolsetId,
+      profileId: binding?.profileId ?? null,
+      bindingRevision: binding?.bindingRevision ?? null,
+      bindingGeneration: binding?.bindingGeneration ?? null,
+      generation,
+      leaseId: null,
+      released: generation === null,
+      grantDigest: null,
+      leaseMs: null,
+      createdAt: new Date().toISOString(),
+      expiresAt: null,
+      teardownRequestedAt: null,
+      actions: [],
+      replaySafe: false,
+    };
+  }
+
+  private async profileOrNull(profileId: string): Promise<HostProfile | null> {
+    try {
+      return await this.peers.profile(profileId);
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return null;
+      throw error;
+    }
+  }
+}
+
+function widgetOf(request: OpenRequest, resourceUri: string, tool: string, toolsetId: string | null): ViewWidget {
+  return {
+    widgetId: `${request.eventId}:${request.functionCallId}`,
+    eventId: request.eventId,
+    functionCallId: request.functionCallId,
+    resourceUri,
+    tool,
+    toolsetId,
+  };
+}
+
+/** The View policy of a widget without a profile (legacy, or a profile gone): the defaults, so nothing is replay-safe. */
+function defaultPolicy(): ViewPolicy {
+  return { ...VIEW_POLICY_DEFAULTS, replay: { tools: [], readOnlyHint: false } };
+}
+
+function resourcePolicyOf(profile: HostProfile): { exact: string[]; prefixes: string[] } {
+  const entries = profile.resourcePolicy.entries;
+  return { exact: entries.filter((e) => e.match === 'exact').map((e) => e.uri), prefixes: entries.filter((e) => e.match === 'prefix').map((e) => e.uri) };
+}

@@ -1,0 +1,101 @@
+import { randomUUID } from 'node:crypto';
+import { BusClient } from '@apphost/bus';
+import {
+  AppHostError,
+  CatalogReadResource,
+  CONNECTION_GENERATION_GONE,
+  ConnGenerationState,
+  ConnRelease,
+  ConnRetain,
+  LifecycleGetEvent,
+  LifecycleGetPrincipalRevocation,
+  RegistryGetProfile,
+  RegistryGetToolset,
+  type HostProfile,
+  type Principal,
+  type RequestOf,
+  type ResponseOf,
+  type ToolsetStatus,
+} from '@apphost/contracts';
+import { requestOnGeneration } from '@apphost/mcp';
+import type { ViewRecord } from './view-records';
+
+export type ViewGeneration = NonNullable<ViewRecord['generation']>;
+
+/** True for the error every caller sees when a generation's owner no longer holds it (or is gone). */
+export function isGenerationGone(error: unknown): boolean {
+  return error instanceof AppHostError && error.code === 'FAILED_PRECONDITION' && error.details?.['reason'] === CONNECTION_GENERATION_GONE;
+}
+
+/**
+ * What Views ask of the other services, one method per question: the ledger and the principal store
+ * (lifecycle-store), toolsets, profiles and generation references (binding-registry), and the policed
+ * `resources/read` (catalog-policy).
+ */
+export class ViewCollaborators {
+  constructor(
+    private readonly bus: BusClient,
+    private readonly timeouts: { readMs: number },
+  ) {}
+
+  async principalRevoked(principal: Pick<Principal, 'tenant' | 'subject'>): Promise<boolean> {
+    const answer = await this.bus.request(LifecycleGetPrincipalRevocation, { principal: { tenant: principal.tenant, subject: principal.subject } });
+    return answer.revoked;
+  }
+
+  getEvent(request: RequestOf<typeof LifecycleGetEvent>): Promise<ResponseOf<typeof LifecycleGetEvent>> {
+    return this.bus.request(LifecycleGetEvent, request);
+  }
+
+  /** The toolset's status, or null when the registry does not know it (deleted: as good as revoked). */
+  async toolset(toolsetId: string): Promise<ToolsetStatus | null> {
+    try {
+      return await this.bus.request(RegistryGetToolset, { toolsetId });
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return null;
+      throw error;
+    }
+  }
+
+  async profile(profileId: string): Promise<HostProfile> {
+    return (await this.bus.request(RegistryGetProfile, { profileId })).profile;
+  }
+
+  /** A new reference on the generation, held by the View; null when the generation is gone. */
+  async retain(generation: ViewGeneration, viewId: string): Promise<string | null> {
+    const leaseId = randomUUID();
+    try {
+      await requestOnGeneration(this.bus, ConnRetain, generation, { leaseId, holder: { kind: 'view', id: viewId } });
+      return leaseId;
+    } catch (error) {
+      if (isGenerationGone(error)) return null;
+      // The reply may be lost after the owner retained: give the lease back before failing.
+      await this.release(generation, leaseId).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** Gives the View's reference back (token-idempotent); a gone generation holds nothing any more. */
+  async release(generation: ViewGeneration, leaseId: string): Promise<void> {
+    try {
+      await requestOnGeneration(this.bus, ConnRelease, generation, { leaseId });
+    } catch (error) {
+      if (!isGenerationGone(error)) throw error;
+    }
+  }
+
+  /** Whether the generation still lives on its owner. */
+  async generationAlive(generation: ViewGeneration): Promise<boolean> {
+    try {
+      await requestOnGeneration(this.bus, ConnGenerationState, generation, {});
+      return true;
+    } catch (error) {
+      if (isGenerationGone(error)) return false;
+      throw error;
+    }
+  }
+
+  readResource(request: RequestOf<typeof CatalogReadResource>): Promise<ResponseOf<typeof CatalogReadResource>> {
+    return this.bus.request(CatalogReadResource, request, { timeoutMs: this.timeouts.readMs });
+  }
+}

@@ -1,0 +1,39 @@
+import type { HostProfile, OfferedHostCapabilities } from '@apphost/contracts';
+
+/** What this AppHost build implements of the MCP Apps host capabilities (the caller's constant). */
+export type ImplementedHostCapabilities = {
+  serverTools: boolean;
+  serverResources: boolean;
+  logging: boolean;
+  message: boolean;
+  updateModelContext: boolean;
+  openLinks: boolean;
+};
+
+/** Every capability a profile can declare, in the order `dropped` lists them. */
+const CAPABILITIES = ['openLinks', 'serverTools', 'serverResources', 'logging', 'message', 'updateModelContext'] as const;
+
+/**
+ * The `hostCapabilities` a View is offered: what the profile declares AND this build implements, nothing else.
+ * Boolean declarations become empty capability objects (no `listChanged`: list-changed relays are not offered);
+ * `message`/`updateModelContext` carry the declared modalities (copied). `dropped` names what the profile declared
+ * but is not offered, so the caller can log it.
+ */
+export function offeredHostCapabilities(
+  declared: HostProfile['hostCapabilities'],
+  implemented: ImplementedHostCapabilities,
+): { offered: OfferedHostCapabilities; dropped: string[] } {
+  const offered: OfferedHostCapabilities = {};
+  const dropped: string[] = [];
+  for (const name of CAPABILITIES) {
+    const value = declared[name];
+    if (value === undefined || value === false) continue;
+    if (!implemented[name]) {
+      dropped.push(name);
+      continue;
+    }
+    if (name === 'message' || name === 'updateModelContext') offered[name] = { ...(value as Record<string, unknown>) };
+    else offered[name] = {};
+  }
+  return { offered, dropped };
+}

@@ -1,0 +1,106 @@
+import { AppHostError, GovernedReasons } from '@apphost/contracts';
+import { canonicalizeUri } from '../uri';
+
+/** The MCP Apps document type (`RESOURCE_MIME_TYPE` of ext-apps). */
+export const APP_DOCUMENT_MIME_TYPE = 'text/html;profile=mcp-app';
+
+export interface AppDocument {
+  /** Exactly the selected item's `text`, or its `blob` decoded as UTF-8 (a byte-order mark is kept). */
+  html: string;
+  /** UTF-8 length of `html`. */
+  bytes: number;
+  /** The selected item's whole `_meta` (its `ui` member is the document's `_meta.ui`); undefined when absent or not an object. */
+  itemMeta: Record<string, unknown> | undefined;
+}
+
+/**
+ * The one App document of a `resources/read` response: the single item whose canonical URI is the expected one and
+ * whose `mimeType` is the App type. Items of other URIs are ignored. Failures are FAILED_PRECONDITION
+ * `DOCUMENT_NOT_FOUND` (none of that URI), `DOCUMENT_MIME_MISMATCH` (that URI, none of the App type),
+ * `DOCUMENT_AMBIGUOUS` (several), `DOCUMENT_ENCODING_INVALID` (no string `text`, both `text` and `blob`, a blob that
+ * is not strict base64 or not UTF-8), or PAYLOAD_TOO_LARGE `DOCUMENT_TOO_LARGE` (over `maxBytes` UTF-8 bytes).
+ */
+export function selectAppDocument(
+  contents: readonly Record<string, unknown>[],
+  expected: { resourceUri: string; maxBytes: number },
+): AppDocument {
+  const resourceUri = canonicalizeUri(expected.resourceUri);
+  const sameUri = contents.filter((item) => canonicalOrNull(item['uri']) === resourceUri);
+  const documents = sameUri.filter((item) => isAppDocumentMimeType(item['mimeType']));
+  if (documents.length === 0) {
+    if (sameUri.length === 0) throw documentError('DOCUMENT_NOT_FOUND', `the response has no item of ${resourceUri}`, { resourceUri });
+    const mimeTypes = sameUri.map((item) => (typeof item['mimeType'] === 'string' ? item['mimeType'] : null));
+    throw documentError('DOCUMENT_MIME_MISMATCH', `no item of ${resourceUri} has type ${APP_DOCUMENT_MIME_TYPE}`, { resourceUri, mimeTypes });
+  }
+  if (documents.length > 1)
+    throw documentError('DOCUMENT_AMBIGUOUS', `${documents.length} App documents of ${resourceUri}`, { resourceUri, count: documents.length });
+
+  const item = documents[0];
+  const html = documentText(item, resourceUri, expected.maxBytes);
+  const meta = item['_meta'];
+  return { html, bytes: Buffer.byteLength(html, 'utf8'), itemMeta: isRecord(meta) ? meta : undefined };
+}
+
+/**
+ * Is this the App media type? Compared as RFC 9110 says media types compare: type, subtype and parameter name
+ * case-insensitively, optional whitespace around `;`, the value exact (`mcp-app`, optionally quoted). Exactly one
+ * parameter: `text/html` alone or with other parameters (`charset`) is another type.
+ */
+export function isAppDocumentMimeType(mimeType: unknown): boolean {
+  if (typeof mimeType !== 'string') return false;
+  const match = /^([^;\s]+)[ \t]*;[ \t]*([^=;\s]+)=("mcp-app"|mcp-app)[ \t]*$/.exec(mimeType);
+  return match !== null && match[1].toLowerCase() === 'text/html' && match[2].toLowerCase() === 'profile';
+}
+
+function documentText(item: Record<string, unknown>, resourceUri: string, maxBytes: number): string {
+  const { text, blob } = item;
+  if (text !== undefined && blob !== undefined)
+    throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has both text and blob`, { resourceUri });
+  if (typeof text === 'string') {
+    checkSize(Buffer.byteLength(text, 'utf8'), resourceUri, maxBytes);
+    return text;
+  }
+  if (typeof blob !== 'string' || !isStrictBase64(blob))
+    throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has no text and no valid base64 blob`, { resourceUri });
+  // The decoded size is known from the length: refuse an oversized blob before decoding it.
+  checkSize((blob.length / 4) * 3 - (blob.endsWith('==') ? 2 : blob.endsWith('=') ? 1 : 0), resourceUri, maxBytes);
+  try {
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.from(blob, 'base64'));
+  } catch {
+    throw documentError('DOCUMENT_ENCODING_INVALID', `the blob of ${resourceUri} is not UTF-8`, { resourceUri });
+  }
+}
+
+/** RFC 4648 §4 base64, padded, no whitespace, no URL alphabet, zero pad bits (one text for one byte string). */
+function isStrictBase64(value: string): boolean {
+  if (!/^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(value)) return false;
+  return Buffer.from(value, 'base64').toString('base64') === value;
+}
+
+function checkSize(bytes: number, resourceUri: string, maxBytes: number): void {
+  if (bytes > maxBytes)
+    throw new AppHostError('PAYLOAD_TOO_LARGE', `the document of ${resourceUri} is ${bytes} bytes, over the limit of ${maxBytes}`, {
+      details: GovernedReasons.details('DOCUMENT_TOO_LARGE', { resourceUri, bytes, maxBytes }),
+    });
+}
+
+function documentError(
+  reason: 'DOCUMENT_NOT_FOUND' | 'DOCUMENT_AMBIGUOUS' | 'DOCUMENT_MIME_MISMATCH' | 'DOCUMENT_ENCODING_INVALID',
+  message: string,
+  extra: Record<string, unknown>,
+): AppHostError {
+  return new AppHostError('FAILED_PRECONDITION', message, { details: GovernedReasons.details(reason, extra) });
+}
+
+function canonicalOrNull(uri: unknown): string | null {
+  if (typeof uri !== 'string') return null;
+  try {
+    return canonicalizeUri(uri);
+  } catch {
+    return null;
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
