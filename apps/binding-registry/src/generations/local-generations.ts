@@ -34,6 +34,14 @@ export interface LocalGeneration {
   cancelLifetimeTimer?: CancelScheduled;
 }
 
+/** A generation's references by holder kind and its in-flight operations: evictable when both are none. */
+export interface GenerationState {
+  references: number;
+  byHolderKind: Record<string, number>;
+  inflight: number;
+  evictable: boolean;
+}
+
 /**
  * The connection generations this process owns: the live MCP connections, their references (leases held by
  * Views, reservations, runners; in-flight operations), idle eviction and maximum lifetime. Ending a generation
@@ -154,6 +162,17 @@ export class LocalGenerations {
     }
     if (local.ended) throw generationGone(ref.generationId, local.ended);
     return local.leases.size;
+  }
+
+  /**
+   * What holds `ref` now, without touching it: asking is not an operation (no in-flight count, no idle restart), so
+   * a caller can watch a generation become evictable and then end.
+   */
+  state(ref: { generationId: string; fence: number }): GenerationState {
+    const local = this.get(ref);
+    const byHolderKind: Record<string, number> = {};
+    for (const holder of local.leases.values()) byHolderKind[holder.kind] = (byHolderKind[holder.kind] ?? 0) + 1;
+    return { references: local.leases.size, byHolderKind, inflight: local.inflight, evictable: local.leases.size === 0 && local.inflight === 0 };
   }
 
   /** Token-idempotent: a second release of the same lease changes nothing. The last release makes it evictable. */

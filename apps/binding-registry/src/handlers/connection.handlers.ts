@@ -6,6 +6,7 @@ import {
   ConnCancelCall,
   ConnCloseBinding,
   ConnEndSession,
+  ConnGenerationState,
   ConnListTools,
   ConnPing,
   ConnReadResource,
@@ -35,6 +36,11 @@ export class ConnectionHandlers {
   @BusHandler(ConnRelease, conn)
   release(r: ParsedRequestOf<typeof ConnRelease>): ResponseOf<typeof ConnRelease> {
     return this.owned.local.release(r.ref, r.leaseId);
+  }
+
+  @BusHandler(ConnGenerationState, conn)
+  generationState(r: ParsedRequestOf<typeof ConnGenerationState>): ResponseOf<typeof ConnGenerationState> {
+    return this.owned.local.state(r.ref);
   }
 
   @BusHandler(ConnListTools, conn)
