@@ -2,15 +2,17 @@ import {
   AppHostError,
   isWidgetDescriptor,
   type AppendProvenance,
-  type DescriptorSealedResultRef,
+  type LifecycleGetEvent,
   type LedgerEventInput,
   type PublicEvent,
+  type ResponseOf,
   type SessionKey,
 } from '@apphost/contracts';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from '../sessions/adoption';
 import type { LifecycleRecord, LifecycleRepository } from '../sessions/lifecycle.repository';
 import { failedPrecondition, notFound } from '../sessions/replies';
+import { locateCall } from './call-locator';
 import type { EventLedgerRepository } from './event-ledger.repository';
 import { finalizeEvents, toPublicEvent } from './finalizer';
 
@@ -21,6 +23,8 @@ export interface EventsDeps {
 }
 
 const DEFAULT_PAGE = 100;
+
+type GetEventResponse = ResponseOf<typeof LifecycleGetEvent>;
 
 /**
  * Appends through the finalizer (validation and stamping happen before anything is written), in one guarded
@@ -87,36 +91,30 @@ export async function listEvents(
 }
 
 /**
- * One function call's sealed-result locator, verified against the ledger: the session must be the current ACTIVE(n)
- * of `incarnation`, the event must exist in it, and the call must have a sealed reference on that event (a profile-bound
- * descriptor or an event-level reference). Anything absent or foreign is NOT_FOUND.
+ * One function call as one event of the current ACTIVE(n) recorded it, verified against the ledger: the session must
+ * be ACTIVE in `incarnation` and the event must exist in it and carry the call (a descriptor, a legacy widget of its
+ * tool, or an event-level sealed reference; `call-locator.ts`). Anything absent or foreign is NOT_FOUND.
  */
 export async function getEvent(
   deps: EventsDeps,
   req: { session: SessionKey; incarnation: number; eventId: number; functionCallId: string },
-): Promise<{
-  incarnation: number;
-  eventId: number;
-  functionCallId: string;
-  toolsetId: string | null;
-  bindingRevision: string | null;
-  sealedResultRef: DescriptorSealedResultRef | null;
-}> {
+): Promise<GetEventResponse> {
   const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
   if (!record || record.state === 'DELETED') throw notFound(req.session);
   admissible(record, req.incarnation);
   const stored = await deps.ledger.one(req.session, req.incarnation, req.eventId);
   if (!stored) throw new AppHostError('NOT_FOUND', `event ${req.eventId} does not exist`);
-  const body = stored.body as LedgerEventInput;
-  const descriptor = (body.widgets ?? []).filter(isWidgetDescriptor).find((w) => w.correlation.functionCallId === req.functionCallId && w.sealedResultRef);
-  const eventLevel = body.sealedResultRefs?.[req.functionCallId];
-  if (!descriptor && !eventLevel) throw new AppHostError('NOT_FOUND', `function call ${req.functionCallId} has no sealed result on event ${req.eventId}`);
+  const located = locateCall(stored.body as LedgerEventInput, req.functionCallId);
+  if (!located) throw new AppHostError('NOT_FOUND', `function call ${req.functionCallId} has no widget or sealed result on event ${req.eventId}`);
+  const descriptor = located.widget && isWidgetDescriptor(located.widget) ? located.widget : null;
   return {
     incarnation: stored.incarnation,
     eventId: stored.id,
     functionCallId: req.functionCallId,
     toolsetId: descriptor?.toolsetId ?? null,
     bindingRevision: descriptor?.bindingRevision ?? null,
-    sealedResultRef: descriptor?.sealedResultRef ?? eventLevel ?? null,
+    sealedResultRef: located.sealedResultRef,
+    widget: located.widget,
+    call: located.call,
   };
 }

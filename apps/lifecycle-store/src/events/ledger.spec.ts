@@ -263,9 +263,16 @@ describeOnPostgres('lifecycle-store event ledger', (target) => {
         toolsetId: 'ts',
         bindingRevision: 'k1:abc',
         sealedResultRef: { recordId: RECORD_A, schemaVersion: 1 },
+        widget: widget('c1', RECORD_A),
+        call: null,
       });
-      await expect(get({ functionCallId: 'c2' })).resolves.toMatchObject({ toolsetId: null, sealedResultRef: { recordId: RECORD_B, schemaVersion: 1 } });
-      await expect(get({ functionCallId: 'c3' })).rejects.toMatchObject({ code: 'NOT_FOUND' }); // no sealed result
+      await expect(get({ functionCallId: 'c2' })).resolves.toMatchObject({
+        toolsetId: null,
+        sealedResultRef: { recordId: RECORD_B, schemaVersion: 1 },
+        widget: null,
+      });
+      await expect(get({ functionCallId: 'c3' })).resolves.toMatchObject({ toolsetId: 'ts', sealedResultRef: null, widget: widget('c3', null) }); // a descriptor without a sealed result
+      await expect(get({ functionCallId: 'c4' })).rejects.toMatchObject({ code: 'NOT_FOUND' }); // not on the event
       await expect(get({ eventId: 2 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
       await expect(get({ session: { ...key, tenant: 'other-tenant' } })).rejects.toMatchObject({ code: 'NOT_FOUND' });
       await expect(get({ incarnation: 2 })).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'STALE_INCARNATION' } });
