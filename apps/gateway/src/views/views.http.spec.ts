@@ -274,7 +274,8 @@ describe('gateway View routes', () => {
     expect(seen).toEqual([{ op: 'renew', payload: { caller: expect.objectContaining({ userId: 'alice' }), viewId: VIEW, grant: GRANT } }]);
 
     seen.length = 0;
-    for (const headers of [{}, { 'x-apphost-view-grant': 'short' }, { 'x-apphost-view-grant': `${GRANT.slice(0, 42)}!` }]) {
+    const malformed: Record<string, string>[] = [{}, { 'x-apphost-view-grant': 'short' }, { 'x-apphost-view-grant': `${GRANT.slice(0, 42)}!` }];
+    for (const headers of malformed) {
       const refused = await call(`/v1/views/${VIEW}:renew`, { method: 'POST', bearer: viewer, headers });
       expect(refused.status).toBe(403);
       expect(refused.body.error).toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'VIEW_GRANT_INVALID' } });
