@@ -13,6 +13,8 @@ import { LIFECYCLE_DATABASE } from './lifecycle.tokens';
 import { LifecycleMetrics } from './metrics';
 import { LifecycleRepository } from './sessions/lifecycle.repository';
 import { LifecycleService } from './sessions/lifecycle.service';
+import { PrincipalRevocationHandlers } from './principals/principal-revocation.handlers';
+import { PrincipalRevocationRepository } from './principals/principal-revocation.repository';
 
 export const LIFECYCLE_CONTEXT = Symbol('LIFECYCLE_CONTEXT');
 
@@ -80,6 +82,8 @@ export class LifecycleModule {
         FindCallEventHandlers,
         { provide: SealedReferencesRepository, useValue: new SealedReferencesRepository(database) },
         SealedReferencesHandlers,
+        { provide: PrincipalRevocationRepository, useValue: new PrincipalRevocationRepository(database) },
+        PrincipalRevocationHandlers,
         LifecycleRecovery,
       ],
       exports: [LifecycleService, FAULT_POINTS, LifecycleRecovery],

@@ -5,6 +5,7 @@ import { LifecycleModule } from './lifecycle.module';
 import { LIFECYCLE_MIGRATIONS } from './migrations/1761000000001-lifecycle-schema';
 import { LifecycleCallLookup1764590000001 } from './migrations/1764590000001-call-lookup';
 import { SessionEventsSealedRefs1769000000000 } from './migrations/1769000000000-session-events-sealed-refs';
+import { PrincipalRevocations1770000000000 } from './migrations/1770000000000-principal-revocations';
 
 const isServiceDatabase = (store: StoreHandle): store is ServiceDatabase & StoreHandle => 'dataSource' in store;
 
@@ -19,7 +20,7 @@ export const lifecycleStoreService = defineService({
   openStores: async (context) => [
     await openPostgresStore(context, {
       schema: 'lifecycle_store',
-      migrations: [...LIFECYCLE_MIGRATIONS, LifecycleCallLookup1764590000001, SessionEventsSealedRefs1769000000000],
+      migrations: [...LIFECYCLE_MIGRATIONS, LifecycleCallLookup1764590000001, SessionEventsSealedRefs1769000000000, PrincipalRevocations1770000000000],
     }),
   ],
   imports: (context, stores) => {

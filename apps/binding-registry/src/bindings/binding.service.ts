@@ -68,11 +68,16 @@ export class BindingService {
     return this.status(toolsetId);
   }
 
-  /** Installs a new binding generation and materializes it; the old one is revoked and never comes back. */
-  async rebind(toolsetId: string): Promise<ToolsetStatus> {
+  /**
+   * Installs a new binding generation, under `profileId` when given (another stored, immutable profile: how a
+   * policy is narrowed) or else the current one, and materializes it; the old one is revoked and never comes back.
+   * An unknown profile is NOT_FOUND before anything changes.
+   */
+  async rebind(toolsetId: string, profileId?: string): Promise<ToolsetStatus> {
     const toolset = await this.toolset(toolsetId);
+    if (profileId !== undefined && !(await this.store.profiles.get(profileId))) throw new AppHostError('NOT_FOUND', `profile ${profileId} does not exist`);
     const old = toolset.currentGeneration;
-    if (!(await this.store.toolsets.installNextGeneration(toolsetId, old))) {
+    if (!(await this.store.toolsets.installNextGeneration(toolsetId, old, profileId ?? toolset.profileId))) {
       throw new AppHostError('CONFLICT', `toolset ${toolsetId} was rebound concurrently`, { details: RegistryReasons.details('REBIND_RACE') });
     }
     // Advertising connections go now; model-only (non-advertising) ones drain and close at their last release.

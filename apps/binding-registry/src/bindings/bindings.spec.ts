@@ -130,7 +130,7 @@ describe('binding lifecycle latch', () => {
 
   it('close before materialize: zero constructions, CLOSED; use after CLOSED is a typed error; close is idempotent', async () => {
     await bus().request(RegistryPutToolset, { toolsetId: 'latch-a', spec: fixtureSpec('stateful-nonce', 'full') });
-    expect(await store().toolsets.installNextGeneration('latch-a', 1)).toBe(true); // generation 2, never materialized
+    expect(await store().toolsets.installNextGeneration('latch-a', 1, 'full')).toBe(true); // generation 2, never materialized
     await store().toolsets.beginRevoke('latch-a', 1);
     await store().toolsets.finishRevoke('latch-a', 1);
     const revoked = await bus().request(RegistryRevokeToolset, { toolsetId: 'latch-a' });

@@ -49,7 +49,7 @@ afterAll(async () => {
   await dropSchemasWithPrefix(prefix);
 });
 
-const acquire = (sessionId: string, holder: { kind: string; id: string }): Promise<GenerationHandle> =>
+const acquire = (sessionId: string, holder: { kind: 'view' | 'runner'; id: string }): Promise<GenerationHandle> =>
   registry.client.request(RegistryAcquireGeneration, {
     toolsetId: 'watched',
     connectionClass: 'app-safe',

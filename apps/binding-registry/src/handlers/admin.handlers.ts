@@ -58,7 +58,7 @@ export class AdminHandlers {
 
   @BusHandler(RegistryRebindToolset)
   rebind(r: ParsedRequestOf<typeof RegistryRebindToolset>): Promise<ResponseOf<typeof RegistryRebindToolset>> {
-    return this.bindings.rebind(r.toolsetId);
+    return this.bindings.rebind(r.toolsetId, r.profileId);
   }
 
   @BusHandler(RegistryRotateKeys)

@@ -4,7 +4,9 @@ import type { PutOutcome } from './profiles.repository';
 
 export interface ToolsetRow {
   toolsetId: string;
+  /** As stored (immutable); its `profileId` is the first generation's. */
   spec: ToolsetSpec;
+  /** The profile of the current binding generation: the spec's, or the one a rebind moved it to. */
   profileId: string | null;
   currentGeneration: number;
 }
@@ -15,6 +17,8 @@ export interface BindingRow {
   state: BindingState;
   readiness: ProviderReadiness[];
   bindingRevision: string | null;
+  /** The profile this generation binds under (null: model-only by construction). */
+  profileId: string | null;
   constructions: number;
   /** Construction leases taken: more than one means a constructor died (or overran its lease) and was replaced. */
   constructionAttempts: number;
@@ -27,6 +31,7 @@ const bindingOf = (r: Record<string, unknown>): BindingRow => ({
   state: r['state'] as BindingState,
   readiness: r['readiness'] as ProviderReadiness[],
   bindingRevision: (r['binding_revision'] as string | null) ?? null,
+  profileId: (r['profile_id'] as string | null) ?? null,
   constructions: Number(r['constructions']),
   constructionAttempts: Number(r['construction_attempts']),
   closes: Number(r['closes']),
@@ -49,7 +54,7 @@ export class ToolsetsRepository {
         [toolsetId, spec, digest, spec.profileId],
       );
       if (inserted.rowCount !== 1) return false;
-      await tx.query(`INSERT INTO bindings (toolset_id, generation, state) VALUES ($1, 1, 'UNMATERIALIZED')`, [toolsetId]);
+      await tx.query(`INSERT INTO bindings (toolset_id, generation, state, profile_id) VALUES ($1, 1, 'UNMATERIALIZED', $2)`, [toolsetId, spec.profileId]);
       return true;
     });
     if (created) return { kind: 'created' };
@@ -135,15 +140,22 @@ export class ToolsetsRepository {
     return r.rowCount === 1;
   }
 
-  /** Installs binding generation `from + 1` iff `from` is still current: a rebind never resurrects an old generation. */
-  async installNextGeneration(toolsetId: string, from: number): Promise<boolean> {
+  /**
+   * Installs binding generation `from + 1` under `profileId` iff `from` is still current: a rebind never
+   * resurrects an old generation. The toolset's current profile moves with it, in the same transaction.
+   */
+  async installNextGeneration(toolsetId: string, from: number, profileId: string | null): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const bumped = await tx.query(`UPDATE toolsets SET current_generation = current_generation + 1 WHERE toolset_id = $1 AND current_generation = $2`, [
-        toolsetId,
-        from,
-      ]);
+      const bumped = await tx.query(
+        `UPDATE toolsets SET current_generation = current_generation + 1, profile_id = $3 WHERE toolset_id = $1 AND current_generation = $2`,
+        [toolsetId, from, profileId],
+      );
       if (bumped.rowCount !== 1) return false; // nothing written, nothing to commit
-      await tx.query(`INSERT INTO bindings (toolset_id, generation, state) VALUES ($1, $2, 'UNMATERIALIZED')`, [toolsetId, from + 1]);
+      await tx.query(`INSERT INTO bindings (toolset_id, generation, state, profile_id) VALUES ($1, $2, 'UNMATERIALIZED', $3)`, [
+        toolsetId,
+        from + 1,
+        profileId,
+      ]);
       return true;
     });
   }

@@ -78,7 +78,7 @@ export function profile(overrides: Partial<HostProfile['providers']> = {}, conne
   return {
     extension: { mimeTypes: ['text/html;profile=mcp-app'] },
     hostCapabilities: {
-      openLinks: true,
+      openLinks: false,
       serverTools: true,
       serverResources: true,
       logging: false,

@@ -133,7 +133,9 @@ export class ExportService {
           { timeoutMs: this.deps.timeoutMs },
         ),
       );
-      if (!event.toolsetId || !event.bindingRevision || !event.sealedResultRef)
+      // The ledger also answers calls it holds no sealed result for (Views render legacy widgets): nothing to export.
+      if (!event.sealedResultRef) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
+      if (!event.toolsetId || !event.bindingRevision)
         throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'only profile-bound sealed results can be exported');
       const recordKey = {
         session: req.session,

@@ -11,7 +11,7 @@ import {
 } from '@apphost/contracts';
 import { RequireScopes } from '../auth';
 import { parseInput } from '../http/request-input';
-import { profileBodySchema, registryIdParamSchema, toolsetBodySchema, toolsetMethodSchema } from './admin.schemas';
+import { profileBodySchema, rebindBodySchema, registryIdParamSchema, toolsetBodySchema, toolsetMethodSchema } from './admin.schemas';
 
 /**
  * The admin API of the binding registry (admin scope): host profiles, toolset specs, revocation, rebind and key
@@ -43,12 +43,16 @@ export class AdminController {
     return this.bus.request(RegistryGetToolset, { toolsetId: parseInput(registryIdParamSchema, toolsetId, 'toolset id') });
   }
 
-  /** `:revoke` and `:rebind` arrive in the same path segment as the id. */
+  /**
+   * `:revoke` and `:rebind` arrive in the same path segment as the id. `:rebind` takes an optional body
+   * `{ profileId? }` (another stored profile to bind to; absent or empty: the same profile).
+   */
   @Post('toolsets/:toolsetId')
   @HttpCode(200)
-  toolsetMethod(@Param('toolsetId') segment: string): Promise<ResponseOf<typeof RegistryRevokeToolset>> {
+  toolsetMethod(@Param('toolsetId') segment: string, @Body() body: unknown): Promise<ResponseOf<typeof RegistryRevokeToolset>> {
     const [toolsetId, method] = parseInput(toolsetMethodSchema, segment, 'toolset custom method').split(':');
-    return this.bus.request(method === 'revoke' ? RegistryRevokeToolset : RegistryRebindToolset, { toolsetId });
+    if (method === 'revoke') return this.bus.request(RegistryRevokeToolset, { toolsetId });
+    return this.bus.request(RegistryRebindToolset, { toolsetId, ...parseInput(rebindBodySchema, body ?? {}, 'rebind body') });
   }
 
   @Post('keys\\:rotate')

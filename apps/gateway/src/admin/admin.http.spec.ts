@@ -55,7 +55,11 @@ beforeAll(async () => {
     return status(r.toolsetId, 'MODEL_ONLY');
   });
   registry.register(RegistryRevokeToolset, (r) => (seen.push({ op: 'revoke', payload: r }), status(r.toolsetId, 'CLOSED')));
-  registry.register(RegistryRebindToolset, (r) => (seen.push({ op: 'rebind', payload: r }), status(r.toolsetId, 'PROFILE_BOUND', 2)));
+  registry.register(RegistryRebindToolset, (r) => {
+    seen.push({ op: 'rebind', payload: r });
+    if (r.profileId === 'missing') throw new AppHostError('NOT_FOUND', 'profile missing does not exist');
+    return { ...status(r.toolsetId, 'PROFILE_BOUND', 2), profileId: r.profileId ?? 'p' };
+  });
   registry.register(RegistryRotateKeys, () => ({ activeKeyId: 'k2', verifyingKeyIds: ['k1'], retiredKeyIds: [] }));
   registry.start();
   await registry.ready();
@@ -131,6 +135,27 @@ describe('gateway admin API for the binding registry', () => {
     expect(seen.filter((s) => s.op === 'revoke' || s.op === 'rebind').map((s) => s.op)).toEqual(['revoke', 'rebind']);
   });
 
+  it('POST /v1/toolsets/{id}:rebind passes { profileId } through, validated; an unknown profile is 404', async () => {
+    const narrowed = await call('POST', '/v1/toolsets/t2:rebind', { profileId: 'narrow' });
+    expect(narrowed.status).toBe(200);
+    expect(await narrowed.json()).toMatchObject({ toolsetId: 't2', profileId: 'narrow', bindingGeneration: 2 });
+    expect((await call('POST', '/v1/toolsets/t3:rebind', {})).status).toBe(200);
+    const before = seen.length;
+    for (const bad of [{ profileId: 'not a valid id' }, { profileId: 'narrow', extra: true }, ['narrow']]) {
+      const res = await call('POST', '/v1/toolsets/t2:rebind', bad);
+      expect(res.status).toBe(400);
+      expect(await res.json()).toMatchObject({ error: { code: 'INVALID_ARGUMENT' } });
+    }
+    expect(seen.length).toBe(before); // nothing invalid reached the registry
+    expect((await call('POST', '/v1/toolsets/t2:rebind', { profileId: 'missing' })).status).toBe(404);
+    expect(seen.filter((s) => s.op === 'rebind').map((s) => s.payload)).toEqual([
+      { toolsetId: 't1' },
+      { toolsetId: 't2', profileId: 'narrow' },
+      { toolsetId: 't3' },
+      { toolsetId: 't2', profileId: 'missing' },
+    ]);
+  });
+
   it('POST /v1/keys:rotate answers key ids only', async () => {
     const res = await call('POST', '/v1/keys:rotate');
     expect(res.status).toBe(200);
@@ -142,5 +167,7 @@ describe('gateway admin API for the binding registry', () => {
     expect(Object.keys(doc.paths['/v1/toolsets/{toolsetId}']).sort()).toEqual(['get', 'post', 'put']);
     expect(doc.paths['/v1/profiles/{profileId}']).toHaveProperty('put');
     expect(doc.paths['/v1/keys:rotate']).toHaveProperty('post');
+    const rebindBody = (doc.paths['/v1/toolsets/{toolsetId}']['post'] as { requestBody: { content: Record<string, { schema: unknown }> } }).requestBody;
+    expect(rebindBody.content['application/json'].schema).toMatchObject({ type: 'object', properties: { profileId: { type: 'string' } } });
   });
 });

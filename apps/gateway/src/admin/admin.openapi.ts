@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { hostProfileSchema, keyRingStatusSchema, toolsetSpecSchema, toolsetStatusSchema } from '@apphost/contracts';
+import { hostProfileSchema, keyRingStatusSchema, rebindToolsetBodySchema, toolsetSpecSchema, toolsetStatusSchema } from '@apphost/contracts';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any', io: 'input' });
 const body = (schema: z.ZodType) => ({ required: true, content: { 'application/json': { schema: json(schema) } } });
@@ -45,12 +45,18 @@ export function adminPaths(): Record<string, unknown> {
         responses: { '200': ok('The status', toolsetStatusSchema), ...adminErrors, '404': error('No such toolset') },
       },
       post: {
-        summary: 'Custom methods `{toolsetId}:revoke` (REVOKING → CLOSED, advertising connections closed) and `{toolsetId}:rebind` (a new binding generation)',
+        summary:
+          'Custom methods `{toolsetId}:revoke` (REVOKING → CLOSED, advertising connections closed) and `{toolsetId}:rebind` (a new binding generation, optionally under another stored profile)',
         parameters: [{ ...idParam('toolsetId'), description: '`<toolsetId>:revoke` or `<toolsetId>:rebind`' }],
+        requestBody: {
+          required: false,
+          description: '`:rebind` only: `profileId` names another stored profile to bind to (absent: the current profile). `:revoke` takes no body.',
+          content: { 'application/json': { schema: json(rebindToolsetBodySchema) } },
+        },
         responses: {
           '200': ok('The status after the method', toolsetStatusSchema),
           ...adminErrors,
-          '404': error('No such toolset'),
+          '404': error('No such toolset, or (`:rebind`) no such profile: nothing was done'),
           '409': error('A concurrent rebind won'),
         },
       },

@@ -297,7 +297,7 @@ export class CallPipeline {
    */
   private async recordProducer(ctx: CallContext, call: PlannedCall, handle: BoundToolHandle, recordId: string): Promise<void> {
     try {
-      await this.producers.record({ session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId, recordId }, handle, call.tool);
+      await this.producers.record({ session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId, recordId }, handle, call);
     } catch (error) {
       this.logger.warn(
         { session: ctx.key.sessionId, functionCallId: call.functionCallId, toolsetId: handle.toolsetId, error: describeFailure(error) },

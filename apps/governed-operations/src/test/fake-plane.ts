@@ -2,21 +2,45 @@ import { BusServer } from '@apphost/bus';
 import {
   AppHostError,
   CatalogClassifyBatch,
+  CatalogReadResource,
+  CONNECTION_GENERATION_GONE,
   ConnCallTool,
+  ConnGenerationState,
   ConnListTools,
+  ConnRelease,
+  ConnRetain,
+  ConnectionReasons,
+  isWidgetDescriptor,
   LifecycleAppendEvents,
   LifecycleFindCallEvent,
+  LifecycleGetEvent,
+  LifecycleGetPrincipalRevocation,
   LifecycleGetSession,
+  RegistryGetProfile,
   RegistryGetToolset,
   SealedCommit,
   SealedCreate,
+  SealedResolve,
   SealedResultStoreDescribe,
+  type BindingState,
   type BoundToolHandle,
+  type HostProfile,
   type LedgerEventInput,
   type ParsedRequestOf,
 } from '@apphost/contracts';
+import { McpConnection } from '@apphost/mcp';
+import { canonicalizeUri } from '@apphost/policy';
 import Redis from 'ioredis';
-import { bootService, startPrivateNats, uniquePrefix, type ServiceUnderTest, connectTestTransport, TEST_REDIS_URL } from '@apphost/testing';
+import {
+  bootService,
+  connectTestTransport,
+  fixtureServerCommand,
+  startPrivateNats,
+  STATEFUL_NONCE_RESOURCE,
+  TEST_REDIS_URL,
+  uniquePrefix,
+  type ServiceUnderTest,
+} from '@apphost/testing';
 import { governedOperationsService } from '../service';
 
 /**
@@ -30,23 +54,32 @@ export const session = { tenant: 'acme', appName: 'app', userId: 'alice', sessio
 export const principal = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
 const hex = (n: number) => n.toString(16).padStart(32, '0');
 
-function handle(name: string, ui: boolean, n: number, toolsetId = 'ts'): BoundToolHandle {
+/** The generation id of the fake owner's app-safe (ui) or full generation in its `epoch` (a restarted owner has a new one). */
+export function generationIdOf(ui: boolean, epoch = 0): string {
+  return `00000000-0000-4000-8000-${epoch.toString(16).padStart(11, '0')}${ui ? '1' : '2'}`;
+}
+
+function handle(name: string, ui: boolean, n: number, toolsetId: string, epoch: number, bindingGeneration: number): BoundToolHandle {
+  const tool = TOOLS[name];
   return {
     handleId: `th_${hex(n)}`,
     toolsetId,
     nativeName: name,
     exposedName: name,
-    declaration: { name },
+    declaration: { name, ...tool?.declaration },
     fingerprint: 'a'.repeat(64),
     visibility: ['model', 'app'],
-    resourceUri: ui ? `ui://fake/${name}.html` : null,
+    resourceUri: ui ? (tool?.resourceUri ?? `ui://fake/${name}.html`) : null,
     catalogGeneration: '1.abc',
     connectionClass: ui ? 'app-safe' : 'full',
-    execution: { generationId: '00000000-0000-4000-8000-00000000000' + (ui ? '1' : '2'), fence: 1, ownerInstanceId: OWNER, bindingGeneration: 1 },
+    execution: { generationId: generationIdOf(ui, epoch), fence: 1, ownerInstanceId: OWNER, bindingGeneration },
   };
 }
 
-export const TOOLS: Record<string, { ui: boolean; toolset?: string; result: () => Record<string, unknown> }> = {
+export const TOOLS: Record<
+  string,
+  { ui: boolean; toolset?: string; resourceUri?: string; declaration?: Record<string, unknown>; result: () => Record<string, unknown> }
+> = {
   widget: { ui: true, result: () => ({ content: [{ type: 'text', text: 'shown' }], structuredContent: { secret: 's3cr3t' }, _meta: { m: 1 } }) },
   'bad-widget': { ui: true, result: () => ({ content: [] }) },
   gone: { ui: true, result: () => ({}) },
@@ -61,8 +94,18 @@ export const TOOLS: Record<string, { ui: boolean; toolset?: string; result: () =
   // A toolset whose confirmation policy holds `guarded` (and only it).
   guarded: { ui: true, toolset: 'careful', result: () => ({ content: [{ type: 'text', text: 'guarded ran' }], structuredContent: { s: 1 } }) },
   unguarded: { ui: true, toolset: 'careful', result: () => ({ content: [{ type: 'text', text: 'unguarded ran' }] }) },
+  // Views: its document is read from the real stateful-nonce fixture server over stdio; read-only, so replay-safe.
+  'nonce-view': {
+    ui: true,
+    resourceUri: STATEFUL_NONCE_RESOURCE,
+    declaration: {
+      annotations: { readOnlyHint: true },
+      _meta: { ui: { resourceUri: STATEFUL_NONCE_RESOURCE, csp: { connectDomains: ['https://api.example.com', '*'] }, prefersBorder: true } },
+    },
+    result: () => ({ content: [{ type: 'text', text: 'nonce' }], structuredContent: { full: 'only-the-view-sees-this' } }),
+  },
 };
-const TOOLSETS: Record<string, { state: 'PROFILE_BOUND' | 'MODEL_ONLY'; requireConfirmation?: string[] }> = {
+const TOOLSETS: Record<string, { state: BindingState; requireConfirmation?: string[] }> = {
   ts: { state: 'PROFILE_BOUND' },
   legacy: { state: 'MODEL_ONLY' },
   careful: { state: 'PROFILE_BOUND', requireConfirmation: ['guarded'] },
@@ -79,7 +122,7 @@ export interface FakeState {
    * Injected failures: `create` fails every seal (`createTimes`: only that many, then seals succeed), `describe`
    * is the sealed store's readiness probe.
    */
-  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError };
+  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError; release?: AppHostError };
   /** Pauses every tool call until it resolves (a batch held in flight). */
   callGate?: Promise<void>;
   /** Pauses classification until it resolves (a batch that holds its claims but has started no call). */
@@ -88,10 +131,30 @@ export interface FakeState {
   revisions: Record<string, string>;
   /** The session's current incarnation (a recreated session has a higher one). */
   incarnation: number;
+  /** Views: principals lifecycle-store reports revoked (`tenant/subject`). */
+  revokedPrincipals: Set<string>;
+  /** Views: binding state and generation overrides, by toolset (a revoked or rebound toolset). */
+  toolsetStates: Record<string, BindingState>;
+  bindingGenerations: Record<string, number>;
+  /** Views: what catalog-policy's `read-resource` answers for a URI (default: the fixture's real read, or one App item). */
+  documents: Record<string, Record<string, unknown>[]>;
+  /** Views: sealed records the store no longer has (NOT_FOUND), or whose digest fails (DATA_LOSS). */
+  sealedMissing: Set<string>;
+  sealedCorrupt: Set<string>;
+  /** Views: the profile's fields over the default test profile. */
+  profile: Partial<HostProfile>;
+  /** Views: the references the owner holds, by generation id, then lease id. */
+  leases: Map<string, Map<string, { kind: string; id: string }>>;
+  /** The record id the sealed store gave each function call's record. */
+  recordIds: Record<string, string>;
+  /** Confirmation policy overrides, by toolset. */
+  requireConfirmation: Record<string, string[]>;
 }
 
 export interface FakePlane {
   state: FakeState;
+  /** Ends the fake registry owner's process and starts it again: every generation it held is gone. */
+  restartOwner(): Promise<void>;
   service: ServiceUnderTest;
   /** The private NATS and the store prefix, for a governed-operations process of the test's own (`spawnTs`). */
   natsUrl: string;
@@ -104,8 +167,21 @@ export interface FakePlane {
 }
 
 export async function startFakePlane(env: Record<string, string> = {}): Promise<FakePlane> {
-  const state: FakeState = { log: [], appended: [], created: [], committed: [], callArgs: [], failures: {}, revisions: {}, incarnation: 3 };
+  const state: FakeState = {
+    log: [],
+    appended: [],
+    created: [],
+    committed: [],
+    callArgs: [],
+    failures: {},
+    revisions: {},
+    incarnation: 3,
+    ...freshViewState(),
+  };
   let records = 0;
+  let ownerEpoch = 0;
+  const sealedRecords = new Map<string, ParsedRequestOf<typeof SealedCreate>>();
+  let nonceServer: Promise<McpConnection> | undefined;
   // Which session incarnation each appended event belongs to (`state.appended` is in the same order).
   const ledgerScopes: { sessionId: string; incarnation: number }[] = [];
   const nats = await startPrivateNats();
@@ -129,7 +205,13 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     const calls = r.calls.map((c, i) => {
       const tool = TOOLS[c.name];
       if (!tool) throw new AppHostError('FAILED_PRECONDITION', 'not in catalog', { details: { reason: 'TOOL_NOT_IN_CATALOG' } });
-      return { callId: c.callId, name: c.name, uiAssociated: tool.ui, handle: handle(c.name, tool.ui, i + 1, tool.toolset) };
+      const toolsetId = tool.toolset ?? 'ts';
+      return {
+        callId: c.callId,
+        name: c.name,
+        uiAssociated: tool.ui,
+        handle: handle(c.name, tool.ui, i + 1, toolsetId, ownerEpoch, state.bindingGenerations[toolsetId] ?? 1),
+      };
     });
     const kinds = new Set(calls.map((c) => c.uiAssociated));
     return {
@@ -144,52 +226,32 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   });
   fakes.register(RegistryGetToolset, (r) => {
     state.log.push('get-toolset');
-    const { state: bindingState, requireConfirmation } = TOOLSETS[r.toolsetId];
+    const known = TOOLSETS[r.toolsetId];
+    if (!known) throw new AppHostError('NOT_FOUND', 'no such toolset');
+    const { requireConfirmation } = known;
+    const bindingState = state.toolsetStates[r.toolsetId] ?? known.state;
     const bindingRevision = bindingState === 'PROFILE_BOUND' ? (state.revisions[r.toolsetId] ?? 'v1.k1.abcd') : null;
     return {
       toolsetId: r.toolsetId,
-      profileId: bindingRevision ? 'p' : null,
+      profileId: known.state === 'PROFILE_BOUND' ? 'p' : null,
       state: bindingState,
-      bindingGeneration: 1,
+      bindingGeneration: state.bindingGenerations[r.toolsetId] ?? 1,
       bindingRevision,
       readiness: [],
       transport: 'stdio' as const,
       protocol: 'auto' as const,
       liveConnections: 1,
-      requireConfirmation,
+      requireConfirmation: state.requireConfirmation[r.toolsetId] ?? requireConfirmation,
     };
   });
-  fakes.register(
-    ConnCallTool,
-    async (r) => {
-      state.log.push(`call:${r.name}`);
-      state.callArgs.push(r.arguments);
-      await state.callGate;
-      if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
-      return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
-    },
-    { routing: 'instance', instanceSegment: 'conn' },
-  );
-  fakes.register(
-    ConnListTools,
-    () => {
-      state.log.push('list');
-      // `drifty` changed its input schema after classification; every other tool lists as admitted.
-      return {
-        tools: Object.keys(TOOLS).map((name) =>
-          name === 'drifty' ? { name, inputSchema: { type: 'object', properties: { extra: { type: 'string' } } } } : { name },
-        ),
-        pages: 1,
-        bytes: 100,
-      };
-    },
-    { routing: 'instance', instanceSegment: 'conn' },
-  );
   fakes.register(SealedCreate, (r) => {
     state.log.push(`seal:${r.scope.functionCallId}`);
     if (state.failures.create && (state.failures.createTimes === undefined || state.failures.createTimes-- > 0)) throw state.failures.create;
     state.created.push(r);
-    return { ref: { recordId: `rec${String(++records).padStart(19, '0')}`, schemaVersion: 1 }, state: 'PENDING' as const, created: true };
+    const recordId = `rec${String(++records).padStart(19, '0')}`;
+    sealedRecords.set(recordId, r);
+    state.recordIds[r.scope.functionCallId] = recordId;
+    return { ref: { recordId, schemaVersion: 1 }, state: 'PENDING' as const, created: true };
   });
   fakes.register(LifecycleAppendEvents, (r) => {
     state.log.push('append');
@@ -234,11 +296,141 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       stores: [{ kind: 'postgres' as const, name: 'sealed', ready: true }],
     };
   });
+  fakes.register(SealedResolve, (r) => {
+    state.log.push('resolve');
+    const created = sealedRecords.get(r.key.recordId);
+    if (!created || state.sealedMissing.has(r.key.recordId) || created.scope.functionCallId !== r.key.functionCallId)
+      throw new AppHostError('NOT_FOUND', 'no such sealed record');
+    if (state.sealedCorrupt.has(r.key.recordId)) throw new AppHostError('DATA_LOSS', 'digest mismatch', { details: { reason: 'DIGEST_MISMATCH' } });
+    return { transfer: 'inline' as const, ref: { recordId: r.key.recordId, schemaVersion: 1 }, envelope: created.envelope };
+  });
+  fakes.register(LifecycleGetPrincipalRevocation, (r) => {
+    const revoked = state.revokedPrincipals.has(`${r.principal.tenant}/${r.principal.subject}`);
+    return { revoked, since: revoked ? new Date().toISOString() : null };
+  });
+  // The ledger's `get-event`: the call's widget on an appended event of this session and incarnation.
+  fakes.register(LifecycleGetEvent, (r) => {
+    state.log.push('get-event');
+    const index = r.eventId - 42;
+    const event = state.appended[index];
+    const scope = ledgerScopes[index];
+    if (!event || scope?.sessionId !== r.session.sessionId || scope.incarnation !== r.incarnation) throw new AppHostError('NOT_FOUND', 'no such event');
+    const response = event.functionResponses?.find((f) => f.id === r.functionCallId);
+    const widget = (event.widgets ?? []).find((w) => (isWidgetDescriptor(w) ? w.correlation.functionCallId === r.functionCallId : response?.name === w.tool));
+    if (!widget) throw new AppHostError('NOT_FOUND', 'no such call on the event');
+    const descriptor = isWidgetDescriptor(widget) ? widget : null;
+    return {
+      incarnation: r.incarnation,
+      eventId: r.eventId,
+      functionCallId: r.functionCallId,
+      toolsetId: descriptor?.toolsetId ?? null,
+      bindingRevision: descriptor?.bindingRevision ?? null,
+      sealedResultRef: descriptor?.sealedResultRef ?? null,
+      widget,
+      call: descriptor ? null : { name: (widget as { tool: string }).tool, args: (widget as { toolArgs: Record<string, unknown> }).toolArgs },
+    };
+  });
+  fakes.register(RegistryGetProfile, (r) => ({ profileId: r.profileId, profile: { ...testProfile(), ...state.profile } }));
+  // catalog-policy's policed read: the real fixture server's answer for its resource, a test's override, or one App item.
+  fakes.register(CatalogReadResource, async (r) => {
+    state.log.push(`read-resource:${r.generation.generationId}`);
+    let contents = state.documents[r.uri];
+    if (!contents && r.uri === STATEFUL_NONCE_RESOURCE) {
+      nonceServer ??= McpConnection.open({
+        target: { kind: 'stdio', ...fixtureServerCommand('stateful-nonce'), env: {} },
+        connectionClass: 'app-safe',
+        advertiseUi: true,
+        connectTimeoutMs: 20_000,
+      });
+      const read = await (await nonceServer).readResource(r.uri);
+      contents = (read['contents'] as Record<string, unknown>[]).map((c) => ({ ...c, uri: canonicalizeUri(String(c['uri'])) }));
+    }
+    contents ??= [{ uri: r.uri, mimeType: 'text/html;profile=mcp-app', text: `<html>${r.uri}</html>` }];
+    return { contents, totalBytes: contents.reduce((n, c) => n + String(c['text'] ?? '').length, 0) };
+  });
   fakes.register(SealedCommit, (r) => {
     state.log.push(`commit:${r.key.functionCallId}`);
     state.committed.push(r);
     return { ref: { recordId: r.key.recordId, schemaVersion: 1 }, state: 'COMMITTED' as const, eventId: r.key.eventId };
   });
+  // The registry process that owns the connection generations: a server of its own, so a test can restart it.
+  const startOwner = async (): Promise<BusServer> => {
+    const owner = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fake-owner', logger: { error: () => undefined, warn: () => undefined } });
+    const epoch = ownerEpoch;
+    // A generation of an earlier epoch died with the process that owned it.
+    const live = (ref: { generationId: string }) => {
+      if (ref.generationId !== generationIdOf(true, epoch) && ref.generationId !== generationIdOf(false, epoch))
+        throw new AppHostError('FAILED_PRECONDITION', 'generation gone', {
+          details: ConnectionReasons.details(CONNECTION_GENERATION_GONE, { generationId: ref.generationId }),
+        });
+      let leases = state.leases.get(ref.generationId);
+      if (!leases) state.leases.set(ref.generationId, (leases = new Map()));
+      return leases;
+    };
+    owner.register(
+      ConnCallTool,
+      async (r) => {
+        live(r.ref);
+        state.log.push(`call:${r.name}`);
+        state.callArgs.push(r.arguments);
+        await state.callGate;
+        if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
+        return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    owner.register(
+      ConnListTools,
+      (r) => {
+        live(r.ref);
+        state.log.push('list');
+        // `drifty` changed its input schema after classification; every other tool lists as admitted.
+        return {
+          tools: Object.keys(TOOLS).map((name) =>
+            name === 'drifty' ? { name, inputSchema: { type: 'object', properties: { extra: { type: 'string' } } } } : { name, ...TOOLS[name].declaration },
+          ),
+          pages: 1,
+          bytes: 100,
+        };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    owner.register(
+      ConnRetain,
+      (r) => {
+        const leases = live(r.ref);
+        state.log.push(`retain:${r.holder.kind}`);
+        leases.set(r.leaseId, r.holder);
+        return { references: leases.size };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    owner.register(
+      ConnRelease,
+      (r) => {
+        const leases = live(r.ref);
+        state.log.push('release');
+        if (state.failures.release) throw state.failures.release;
+        const released = leases.delete(r.leaseId);
+        return { released, references: leases.size };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    owner.register(
+      ConnGenerationState,
+      (r) => {
+        const leases = live(r.ref);
+        const byHolderKind: Record<string, number> = {};
+        for (const holder of leases.values()) byHolderKind[holder.kind] = (byHolderKind[holder.kind] ?? 0) + 1;
+        return { references: leases.size, byHolderKind, inflight: 0, evictable: leases.size === 0 };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    owner.start();
+    await owner.ready();
+    return owner;
+  };
+  let owner = await startOwner();
   fakes.start();
   await fakes.ready();
   const prefix = uniquePrefix();
@@ -252,6 +444,12 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     natsUrl: nats.url,
     prefix,
     stopService,
+    restartOwner: async () => {
+      await owner.stop(100);
+      ownerEpoch++;
+      state.leases.clear();
+      owner = await startOwner();
+    },
     reset: async () => {
       Object.assign(state, {
         log: [],
@@ -264,6 +462,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         incarnation: 3,
         callGate: undefined,
         classifyGate: undefined,
+        ...freshViewState(),
       });
       if (redis.status === 'wait') await redis.connect();
       const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
@@ -273,8 +472,68 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       await stopService();
       redis.disconnect();
       await fakes.stop(100);
+      await owner.stop(100);
+      if (nonceServer) await (await nonceServer).close();
       await transport.close();
       await nats.stop();
     },
+  };
+}
+
+function freshViewState(): Pick<
+  FakeState,
+  | 'revokedPrincipals'
+  | 'toolsetStates'
+  | 'bindingGenerations'
+  | 'documents'
+  | 'sealedMissing'
+  | 'sealedCorrupt'
+  | 'profile'
+  | 'leases'
+  | 'recordIds'
+  | 'requireConfirmation'
+> {
+  return {
+    revokedPrincipals: new Set(),
+    toolsetStates: {},
+    bindingGenerations: {},
+    documents: {},
+    sealedMissing: new Set(),
+    sealedCorrupt: new Set(),
+    profile: {},
+    leases: new Map(),
+    recordIds: {},
+    requireConfirmation: {},
+  };
+}
+
+/** The host profile toolset `ts` binds to (`p`): replay-safe by `readOnlyHint`, a one-minute View lease. */
+export function testProfile(): HostProfile {
+  const ref = (service: 'gateway' | 'governed-operations' | 'binding-registry' | 'sealed-result-store' | 'lifecycle-store' | 'export-audit') => ({ service });
+  return {
+    extension: { mimeTypes: ['text/html;profile=mcp-app'] },
+    hostCapabilities: { openLinks: false, serverTools: true, serverResources: true, logging: false },
+    renderer: { id: 'apphost-reference-host', version: '1' },
+    providers: {
+      principalResolver: ref('gateway'),
+      sessionAuthorizer: ref('governed-operations'),
+      keyProvider: ref('binding-registry'),
+      sealedResultStore: ref('sealed-result-store'),
+      lifecycleStore: ref('lifecycle-store'),
+      exportAuditStore: ref('export-audit'),
+    },
+    replayClassification: { source: 'profile', revision: '1' },
+    callbackPolicy: { sampling: 'deny', elicitation: 'model-only', roots: 'deny' },
+    connectionPolicy: { affinity: 'per-session', idleEvictMs: 60_000, maxLifetimeMs: 600_000 },
+    resourcePolicy: { revision: '1', entries: [{ match: 'prefix', uri: 'ui://' }] },
+    limits: {
+      revision: '1',
+      discovery: { maxPages: 8, maxItems: 2000, maxBytes: 1024 * 1024, maxTimeMs: 4000 },
+      mrtr: { maxRounds: 2, maxTotalMs: 30_000 },
+      callTimeoutMs: 20_000,
+      readTimeoutMs: 20_000,
+    },
+    views: { leaseMs: 60_000 },
+    replay: { readOnlyHint: true },
   };
 }

@@ -31,6 +31,8 @@ export const producingGenerationSchema = z.strictObject({
   nativeName: z.string(),
   /** The exact declaration the generation listed (MCP Apps `toolInfo.tool`; its `_meta.ui` and `annotations`). */
   declaration: z.record(z.string(), z.unknown()),
+  /** The call's arguments: what a placeholder's refresh or re-run runs again when the sealed record is unreadable. */
+  arguments: z.record(z.string(), z.unknown()),
   recordedAt: z.iso.datetime(),
 });
 export type ProducingGeneration = z.infer<typeof producingGenerationSchema>;
@@ -50,7 +52,7 @@ export class ProducingGenerations {
   ) {}
 
   /** Records the producer of one sealed call; a record of the same call and sealed record is never replaced. */
-  async record(at: ProducerLocator, handle: BoundToolHandle, tool: string): Promise<void> {
+  async record(at: ProducerLocator, handle: BoundToolHandle, call: { tool: string; arguments: Record<string, unknown> }): Promise<void> {
     const value: ProducingGeneration = {
       v: 1,
       ...at,
@@ -62,9 +64,10 @@ export class ProducingGenerations {
         bindingGeneration: handle.execution.bindingGeneration,
         connectionClass: handle.connectionClass,
       },
-      tool,
+      tool: call.tool,
       nativeName: handle.nativeName,
       declaration: handle.declaration,
+      arguments: call.arguments,
       recordedAt: new Date().toISOString(),
     };
     const stored = await this.store.setIfAbsent(keyOf(at), JSON.stringify(producingGenerationSchema.parse(value)), this.ttlMs);
@@ -92,6 +95,8 @@ export class ProducingGenerations {
 }
 
 function keyOf(at: ProducerLocator): string {
-  const call = createHash('sha256').update(canonicalize({ functionCallId: at.functionCallId, recordId: at.recordId })).digest('hex');
+  const call = createHash('sha256')
+    .update(canonicalize({ functionCallId: at.functionCallId, recordId: at.recordId }))
+    .digest('hex');
   return `${producersPrefixOf(at.session)}${at.incarnation}:${call}`;
 }

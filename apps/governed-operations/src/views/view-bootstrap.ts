@@ -115,11 +115,13 @@ export class ViewBootstrap {
     const producer = descriptor.sealedResultRef
       ? await this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId: descriptor.sealedResultRef.recordId })
       : null;
+    // Without the producing record, the sealed refresh record still names the tool (best effort, for the placeholder).
+    const sealedName = producer || located.call ? null : await this.sealedToolName(request, incarnation, descriptor);
     const opening: Opening = {
       ...base,
-      widget: widgetOf(request, descriptor.resourceUri, producer?.tool ?? located.call?.name ?? producer?.nativeName ?? 'unknown', descriptor.toolsetId),
+      widget: widgetOf(request, descriptor.resourceUri, producer?.tool ?? located.call?.name ?? sealedName ?? 'unknown', descriptor.toolsetId),
       policy: profile ? viewPolicyOf(profile) : defaultPolicy(),
-      tool: { nativeName: producer?.nativeName ?? located.call?.name ?? '', annotations: producer?.declaration['annotations'] },
+      tool: { nativeName: producer?.nativeName ?? sealedName ?? located.call?.name ?? '', annotations: producer?.declaration['annotations'] },
     };
     const binding = { profileId: status?.profileId ?? null, bindingRevision: descriptor.bindingRevision, bindingGeneration: status?.bindingGeneration ?? null };
     if (!status || !profile || status.state !== 'PROFILE_BOUND' || status.bindingRevision !== descriptor.bindingRevision)
@@ -139,6 +141,7 @@ export class ViewBootstrap {
     );
     let leaseId: string | null;
     try {
+      await this.refuseRevokedSession(created);
       leaseId = await this.peers.retain(generation, viewId);
     } catch (error) {
       await this.records.delete(created);
@@ -173,7 +176,7 @@ export class ViewBootstrap {
     profile: HostProfile,
   ): Promise<LiveView> {
     const { request, viewId, incarnation, policy } = opening;
-    const envelope = await this.resolveSealed(opening, descriptor);
+    const envelope = await this.resolveSealed(opening, descriptor, producer.recordId);
 
     const read = await this.peers.readResource({
       generation: { ...producer.generation },
@@ -196,7 +199,14 @@ export class ViewBootstrap {
     const live: ViewRecord = { ...reserved.record, state: 'ACTIVE', grantDigest: grantDigestOf(grant), leaseMs: policy.views.leaseMs, expiresAt };
     if (!(await this.records.update(reserved, live))) throw viewNotFound(); // revoked by the cascade meanwhile
     this.logger.info(
-      { viewId, session: request.session.sessionId, incarnation, eventId: request.eventId, generationId: producer.generation.generationId, bytes: document.bytes },
+      {
+        viewId,
+        session: request.session.sessionId,
+        incarnation,
+        eventId: request.eventId,
+        generationId: producer.generation.generationId,
+        bytes: document.bytes,
+      },
       'view opened',
     );
     return {
@@ -217,7 +227,7 @@ export class ViewBootstrap {
   }
 
   /** (3) The sealed record, digest-verified by the store, bound to this session, incarnation, event and call. */
-  private async resolveSealed(opening: Opening, descriptor: WidgetDescriptor): Promise<SealedEnvelope> {
+  private async resolveSealed(opening: Opening, descriptor: WidgetDescriptor, recordId: string): Promise<SealedEnvelope> {
     const { request, incarnation } = opening;
     let envelope: SealedEnvelope;
     try {
@@ -226,7 +236,7 @@ export class ViewBootstrap {
         incarnation,
         eventId: String(request.eventId),
         functionCallId: request.functionCallId,
-        recordId: descriptor.sealedResultRef!.recordId,
+        recordId,
       }));
     } catch (error) {
       if (error instanceof AppHostError && error.code === 'NOT_FOUND') throw new Placeholder('SEALED_RESULT_MISSING');
@@ -242,6 +252,31 @@ export class ViewBootstrap {
       throw new Placeholder('SEALED_RESULT_CORRUPT');
     }
     return envelope;
+  }
+
+  /** A View written after the cascade revoked its incarnation is taken back at once: the session is being deleted. */
+  private async refuseRevokedSession(created: StoredView): Promise<void> {
+    if (!(await this.records.sessionRevoked(created.record.session, created.record.incarnation))) return;
+    await this.records.delete(created);
+    throw viewNotFound();
+  }
+
+  /** The native tool name of the widget's sealed refresh record, or null when the record cannot be read. */
+  private async sealedToolName(request: OpenRequest, incarnation: number, descriptor: WidgetDescriptor): Promise<string | null> {
+    if (!descriptor.sealedResultRef) return null;
+    try {
+      const { envelope } = await this.sealed.resolve({
+        session: request.session,
+        incarnation,
+        eventId: String(request.eventId),
+        functionCallId: request.functionCallId,
+        recordId: descriptor.sealedResultRef.recordId,
+      });
+      return envelope.refresh.nativeToolName;
+    } catch (error) {
+      this.logger.warn({ functionCallId: request.functionCallId, error: describeFailure(error) }, 'the sealed record does not name the tool either');
+      return null;
+    }
   }
 
   /** Undoes a reservation: the reference back, the half-made record gone. */
@@ -269,7 +304,7 @@ export class ViewBootstrap {
       ? { kind: 'refresh', tool: opening.widget.tool, label: 'Refresh', warning: null }
       : { kind: 'rerun', tool: opening.widget.tool, label: 'Run tool again', warning: RERUN_WARNING };
     const record = { ...this.recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
-    await this.records.create(record, this.config.views.closedRetentionMs);
+    await this.refuseRevokedSession(await this.records.create(record, this.config.views.closedRetentionMs));
     this.logger.info({ viewId: opening.viewId, session: opening.request.session.sessionId, reason, action: action.kind }, 'view placeholder');
     return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
   }

@@ -9,6 +9,7 @@ import type { SessionKey } from '@apphost/contracts';
  * - `view-session:<sessionDigest>:<incarnation>:<viewId>`: the session's index of its Views (the cascade scans it).
  * - `view-producer:<sessionDigest>:<incarnation>:<callDigest>`: the producing generation of one sealed UI call.
  * - `view-lock:<sessionDigest>`: the short per-session lock of phase 2 of a teardown.
+ * - `view-revoked:<sessionDigest>:<incarnation>`: the cascade revoked the incarnation's Views (no new one opens).
  */
 export function sessionDigestOf(session: SessionKey): string {
   return createHash('sha256').update(canonicalize(session)).digest('hex');
@@ -23,6 +24,8 @@ export const sessionViewsPrefixOf = (session: SessionKey) => `view-session:${ses
 export const sessionViewKeyOf = (session: SessionKey, incarnation: number, viewId: string) => `${sessionViewsPrefixOf(session)}${incarnation}:${viewId}`;
 
 export const producersPrefixOf = (session: SessionKey) => `view-producer:${sessionDigestOf(session)}:`;
+
+export const sessionRevokedKeyOf = (session: SessionKey, incarnation: number) => `view-revoked:${sessionDigestOf(session)}:${incarnation}`;
 
 export const sessionLockKeyOf = (session: SessionKey) => `view-lock:${sessionDigestOf(session)}`;
 

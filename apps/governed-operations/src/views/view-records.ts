@@ -10,7 +10,7 @@ import {
   viewWidgetSchema,
   type SessionKey,
 } from '@apphost/contracts';
-import { incarnationInKey, sessionViewKeyOf, sessionViewsPrefixOf, viewKeyOf, VIEW_KEY_PREFIX } from './view-keys';
+import { incarnationInKey, sessionRevokedKeyOf, sessionViewKeyOf, sessionViewsPrefixOf, viewKeyOf, VIEW_KEY_PREFIX } from './view-keys';
 
 /**
  * One View as governed-operations holds it (coordination store, `view:<viewId>`), so any replica serves it.
@@ -45,7 +45,10 @@ export const viewRecordSchema = z.strictObject({
   /** The View's reference on its generation (`binding-registry.retain`); `released` once given back. */
   leaseId: z.uuid().nullable(),
   released: z.boolean(),
-  grantDigest: z.string().regex(/^[0-9a-f]{64}$/).nullable(),
+  grantDigest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable(),
   leaseMs: z.number().int().min(1).nullable(),
   createdAt: z.iso.datetime(),
   expiresAt: z.iso.datetime().nullable(),
@@ -75,8 +78,7 @@ export class ViewRecords {
   async create(record: ViewRecord, ttlMs: number): Promise<StoredView> {
     const raw = serialize(record);
     await this.store.setIfAbsent(sessionViewKeyOf(record.session, record.incarnation, record.viewId), record.viewId, MAX_TTL_MS);
-    if (!(await this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(ttlMs))))
-      throw new AppHostError('INTERNAL', 'a View id collided');
+    if (!(await this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(ttlMs)))) throw new AppHostError('INTERNAL', 'a View id collided');
     return { record, raw };
   }
 
@@ -107,6 +109,19 @@ export class ViewRecords {
     const prefix = sessionViewsPrefixOf(session);
     const keys = await this.store.keysWithPrefix(prefix);
     return keys.filter((k) => incarnationInKey(k, prefix) <= incarnation).map((k) => ({ viewId: k.slice(k.lastIndexOf(':') + 1), indexKey: k }));
+  }
+
+  /**
+   * Cascade revoke: from now on no View of `incarnation` opens. Written before the cascade scans the session's
+   * Views, and read by a bootstrap after it wrote its record: either the bootstrap sees the marker, or the scan
+   * finds its record. Idempotent.
+   */
+  async markSessionRevoked(session: SessionKey, incarnation: number): Promise<void> {
+    await this.store.setIfAbsent(sessionRevokedKeyOf(session, incarnation), '1', MAX_TTL_MS);
+  }
+
+  async sessionRevoked(session: SessionKey, incarnation: number): Promise<boolean> {
+    return (await this.store.get(sessionRevokedKeyOf(session, incarnation))) !== null;
   }
 
   /** Every View id (a scan, for the sweep only). */

@@ -34,7 +34,10 @@ export class ViewSweep implements OnModuleInit, OnApplicationShutdown {
 
   start(): void {
     if (this.intervalMs === 0 || this.timer) return;
-    this.timer = setInterval(() => void this.sweep().catch((error: unknown) => this.logger.warn({ error: describeFailure(error) }, 'view sweep failed')), this.intervalMs);
+    this.timer = setInterval(
+      () => void this.sweep().catch((error: unknown) => this.logger.warn({ error: describeFailure(error) }, 'view sweep failed')),
+      this.intervalMs,
+    );
     this.timer.unref();
   }
 

@@ -21,6 +21,7 @@ import { SealedResultClient } from '@apphost/sealed-results';
 import type { BatchConfig } from '../governed.config';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { ToolBatchService } from '../tool-batches/tool-batch.service';
+import { ProducingGenerations } from './producing-generations';
 import { callerMaySee, grantMatches, principalDigestOf, viewNotFound } from './view-access';
 import { ViewBootstrap } from './view-bootstrap';
 import { revocationOf } from './view-checks';
@@ -40,6 +41,7 @@ export class ViewService {
 
   constructor(
     @Inject(ViewRecords) private readonly records: ViewRecords,
+    @Inject(ProducingGenerations) private readonly producers: ProducingGenerations,
     @Inject(ViewCollaborators) private readonly peers: ViewCollaborators,
     @Inject(ViewTeardown) private readonly teardown: ViewTeardown,
     @Inject(ViewBootstrap) private readonly bootstrap: ViewBootstrap,
@@ -92,7 +94,9 @@ export class ViewService {
   async replay(r: ParsedRequestOf<typeof GovernedReplayView>): Promise<ResponseOf<typeof GovernedReplayView>> {
     const { record } = await this.visible(r.caller, r.viewId);
     if (record.mode !== 'placeholder')
-      throw new AppHostError('FAILED_PRECONDITION', 'only a placeholder view can be refreshed or re-run', { details: GovernedReasons.details('VIEW_NOT_PLACEHOLDER') });
+      throw new AppHostError('FAILED_PRECONDITION', 'only a placeholder view can be refreshed or re-run', {
+        details: GovernedReasons.details('VIEW_NOT_PLACEHOLDER'),
+      });
     if (record.state !== 'ACTIVE') throw revokedError(revocationReasonOf(record));
     if (r.action === 'refresh' && !record.replaySafe)
       throw new AppHostError('FAILED_PRECONDITION', "the profile's replay classification does not call this tool replay-safe: use rerun", {
@@ -114,13 +118,20 @@ export class ViewService {
     });
     const widget = event.widgets.find((w) => !isWidgetDescriptor(w) || w.correlation.functionCallId === functionCallId);
     const view = widget
-      ? await this.bootstrap.open({ caller: r.caller, session: record.session, eventId: event.eventId, functionCallId, ...(r.hostContext ? { hostContext: r.hostContext } : {}) })
+      ? await this.bootstrap.open({
+          caller: r.caller,
+          session: record.session,
+          eventId: event.eventId,
+          functionCallId,
+          ...(r.hostContext ? { hostContext: r.hostContext } : {}),
+        })
       : null;
     return { event, view };
   }
 
   /** Cascade revoke: every View of the incarnation (and below) ended SESSION_DELETED, its reference given back. */
   async revokeSession(session: ViewRecord['session'], incarnation: number): Promise<number> {
+    await this.records.markSessionRevoked(session, incarnation);
     let revoked = 0;
     for (const { viewId } of await this.records.ofSession(session, incarnation)) {
       const ended = await this.teardown.end(viewId, 'SESSION_DELETED');
@@ -156,7 +167,10 @@ export class ViewService {
     return (await this.teardown.end(record.viewId, reason))?.view ?? stored;
   }
 
-  /** The arguments of the widget's call: as the event recorded them, the legacy payload's, or the sealed refresh record's. */
+  /**
+   * The arguments of the widget's call: as the event recorded them, the legacy payload's, the sealed refresh
+   * record's, or (a sealed record gone or unreadable) the producing-generation record's.
+   */
   private async argumentsOf(record: ViewRecord): Promise<Record<string, unknown>> {
     const located = await this.peers.getEvent({
       session: record.session,
@@ -180,6 +194,15 @@ export class ViewService {
         if (!(error instanceof AppHostError) || !['NOT_FOUND', 'DATA_LOSS', 'INTERNAL'].includes(error.code)) throw error;
       }
     }
+    const producer = located.sealedResultRef
+      ? await this.producers.find({
+          session: record.session,
+          incarnation: record.incarnation,
+          functionCallId: record.widget.functionCallId,
+          recordId: located.sealedResultRef.recordId,
+        })
+      : null;
+    if (producer) return producer.arguments;
     throw new AppHostError('FAILED_PRECONDITION', "the widget's call arguments are no longer recorded: ask the model to call the tool again");
   }
 }
@@ -214,7 +237,9 @@ function snapshotOf(record: ViewRecord): ViewSnapshot {
     incarnation: record.incarnation,
     widget: record.widget,
     viewGeneration: record.viewGeneration,
-    generation: record.generation ? { generationId: record.generation.generationId, fence: record.generation.fence, ownerInstanceId: record.generation.ownerInstanceId } : null,
+    generation: record.generation
+      ? { generationId: record.generation.generationId, fence: record.generation.fence, ownerInstanceId: record.generation.ownerInstanceId }
+      : null,
     createdAt: record.createdAt,
     expiresAt: record.expiresAt,
     teardownRequestedAt: record.teardownRequestedAt,

@@ -10,7 +10,7 @@ function replyingWith(value: unknown): BusTransport {
     kind: 'in-process',
     maxPayloadBytes: 1024 * 1024,
     subjectPrefix: '',
-    request: async () => (typeof value === 'string' ? new TextEncoder().encode(value) : encodeJson(value)),
+    request: async () => ({ data: typeof value === 'string' ? new TextEncoder().encode(value) : encodeJson(value), headers: {} }),
     subscribe: () => ({ drain: async () => undefined }),
     isConnected: () => true,
     close: async () => undefined,

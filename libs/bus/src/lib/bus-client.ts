@@ -6,7 +6,9 @@ import { RequestContexts } from './request-context';
 import { endSpan, formatTraceparent, HEADER_TRACEPARENT, startSpan } from './tracing';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
 import { NO_BUS_METRICS, type BusMetrics } from './metrics';
-import { TransportError, type BusTransport, type TransportFailure } from './transports/transport';
+import { fetchTransfer } from './transfer/transfer-fetch';
+import { HEADER_REPLY_KIND, REPLY_KIND_TRANSFER } from './transfer/transfer-protocol';
+import { TransportError, type BusTransport, type TransportFailure, type TransportReply } from './transports/transport';
 
 export interface BusClientOptions {
   transport: BusTransport;
@@ -34,7 +36,8 @@ export interface BusRequestOptions {
  * correlation id, its deadline (which bounds every timeout) and its span. Every request has a timeout; failures are always an `AppHostError`:
  * UNAVAILABLE (no responder, or the connection down: not executed), OUTCOME_UNKNOWN (timed out, may have run), PAYLOAD_TOO_LARGE
  * (nothing published), DEADLINE_EXCEEDED (parent deadline already passed, nothing published), or the
- * handler's own error envelope unchanged.
+ * handler's own error envelope unchanged. A reply over the payload limit arrives in chunks (`transfer/`), within the
+ * same timeout; a transfer that fails after the operation ran is OUTCOME_UNKNOWN (too late) or DATA_LOSS (lost, corrupt).
  */
 export class BusClient {
   private readonly maxPayloadBytes: number;
@@ -50,7 +53,7 @@ export class BusClient {
     const subject = opts.instance ? instanceSubject(contract, opts.instance.id, opts.instance.segment) : contract.subject;
     const started = performance.now();
     try {
-      const data = await this.send(subject, payload, opts);
+      const data = await this.exchange(subject, payload, opts, contract.subject);
       const parsed = contract.response.safeParse(data);
       if (!parsed.success) throw new AppHostError('INTERNAL', `the reply of ${contract.service} does not match its contract`);
       this.metrics.observeRequested(contract.subject, 'OK', (performance.now() - started) / 1000);
@@ -63,9 +66,15 @@ export class BusClient {
   }
 
   /** Sends any payload to a subject and returns the reply data; used by `request` and by transport tests. */
-  async send(subject: string, payload: unknown, opts: BusRequestOptions = {}): Promise<unknown> {
+  send(subject: string, payload: unknown, opts: BusRequestOptions = {}): Promise<unknown> {
+    return this.exchange(subject, payload, opts, subject);
+  }
+
+  /** `label`: the operation's subject for metrics (never an instance subject, whose ids would have no bound). */
+  private async exchange(subject: string, payload: unknown, opts: BusRequestOptions, label: string): Promise<unknown> {
     const current = RequestContexts.current();
     const timeoutMs = this.effectiveTimeout(opts, current?.deadline);
+    const deadlineAt = Date.now() + timeoutMs;
     const correlationId = opts.correlationId ?? current?.correlationId ?? randomUUID();
     const bytes = encodePayload(payload);
     if (bytes.byteLength > this.maxPayloadBytes) {
@@ -80,22 +89,49 @@ export class BusClient {
       parent: current?.span,
       attributes: { 'messaging.destination.name': subject },
     });
-    const headers: Record<string, string> = { [HEADER_CORRELATION_ID]: correlationId, [HEADER_DEADLINE]: String(Date.now() + timeoutMs) };
+    const headers: Record<string, string> = { [HEADER_CORRELATION_ID]: correlationId, [HEADER_DEADLINE]: String(deadlineAt) };
     const traceparent = formatTraceparent(span);
     if (traceparent) headers[HEADER_TRACEPARENT] = traceparent;
     try {
-      let replyBytes: Uint8Array;
+      let reply: TransportReply;
       try {
-        replyBytes = await this.options.transport.request(subject, bytes, { timeoutMs, headers });
+        reply = await this.options.transport.request(subject, bytes, { timeoutMs, headers });
       } catch (error) {
         throw transportFailure(error, subject, timeoutMs, correlationId);
       }
+      const replyBytes =
+        reply.headers[HEADER_REPLY_KIND] === REPLY_KIND_TRANSFER
+          ? await this.fetchWhole(reply.data, label, { subject, correlationId, deadlineAt, headers })
+          : reply.data;
       const data = unwrapReply(replyBytes, subject);
       endSpan(span, 'OK');
       return data;
     } catch (error) {
       endSpan(span, error instanceof AppHostError ? error.code : 'INTERNAL');
       throw error;
+    }
+  }
+
+  private async fetchWhole(
+    envelope: Uint8Array,
+    label: string,
+    request: { subject: string; correlationId: string; deadlineAt: number; headers: Record<string, string> },
+  ): Promise<Uint8Array> {
+    try {
+      const bytes = await fetchTransfer(envelope, {
+        transport: this.options.transport,
+        service: serviceOf(request.subject),
+        correlationId: request.correlationId,
+        deadlineAt: request.deadlineAt,
+        headers: request.headers,
+        maxChunkBytes: this.maxPayloadBytes,
+      });
+      this.metrics.observeTransfer?.(label, 'fetched', 'OK', bytes.byteLength);
+      return bytes;
+    } catch (error) {
+      const failure = error instanceof AppHostError ? error : new AppHostError('INTERNAL', `malformed reply from ${serviceOf(request.subject)}`);
+      this.metrics.observeTransfer?.(label, 'fetched', failure.code, Number(failure.details?.['transferBytes'] ?? 0));
+      throw failure;
     }
   }
 

@@ -1,13 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { AppHostError, instanceSubject, invalidArgument, type BusContract, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
 import { decodeJson, encodeJson, errorReply, okReply, type Reply } from './codec';
-import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
+import { CHUNK_HEADROOM_BYTES, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_TRANSFER_LIMITS, type TransferLimits } from './limits';
 import type { HandlerContext } from './handler-context';
 import { HEADER_CORRELATION_ID, HEADER_DEADLINE, isValidCorrelationId } from './headers';
 import { NO_BUS_METRICS, type BusMetrics } from './metrics';
 import { RequestContexts } from './request-context';
 import { endSpan, HEADER_TRACEPARENT, parseTraceparent, startSpan } from './tracing';
-import type { BusTransport, IncomingMessage, TransportSubscription } from './transports/transport';
+import { TransferServer } from './transfer/transfer-server';
+import type { BusTransport, IncomingMessage, TransportReply, TransportSubscription } from './transports/transport';
 
 export type BusHandlerFn<C extends BusContract> = (request: ParsedRequestOf<C>, context: HandlerContext) => Promise<ResponseOf<C>> | ResponseOf<C>;
 
@@ -39,6 +40,8 @@ export interface BusServerOptions {
    * connection is `UNAVAILABLE`, not a bug), so every handler gets the same mapping; `undefined` leaves it internal.
    */
   classifyError?: (error: unknown) => AppHostError | undefined;
+  /** Bounds of chunked replies (defaults: `DEFAULT_TRANSFER_LIMITS`); the chunk is capped below the payload limit. */
+  transfer?: Partial<TransferLimits>;
 }
 
 /** A wiring mistake that must stop the process at startup, never surface as a runtime error. */
@@ -47,6 +50,7 @@ export class BusConfigurationError extends Error {
 }
 
 const QUEUE_PATTERN = /^[A-Za-z0-9_-][A-Za-z0-9_.-]{0,127}$/;
+const INSTANCE_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
 interface Registration {
   subject: string;
@@ -65,12 +69,23 @@ export class BusServer {
   private readonly inflight = new Set<Promise<unknown>>();
   private readonly maxPayloadBytes: number;
   private readonly metrics: BusMetrics;
+  private readonly transfers: TransferServer;
   private state: 'idle' | 'serving' | 'stopping' | 'stopped' = 'idle';
 
   constructor(private readonly options: BusServerOptions) {
     assertQueue(options.queueGroup, 'the server queue group');
+    if (!INSTANCE_PATTERN.test(options.instanceId))
+      throw new BusConfigurationError(`the instance id must match ${INSTANCE_PATTERN} (got ${JSON.stringify(options.instanceId)})`);
     this.maxPayloadBytes = Math.min(options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES, options.transport.maxPayloadBytes);
     this.metrics = options.metrics ?? NO_BUS_METRICS;
+    this.transfers = new TransferServer({
+      transport: options.transport,
+      service: options.queueGroup,
+      instanceId: options.instanceId,
+      queue: `${options.queueGroup}.${options.instanceId}.transfer`,
+      limits: transferLimits(options.transfer, this.maxPayloadBytes),
+      metrics: this.metrics,
+    });
   }
 
   register<C extends BusContract>(contract: C, handler: BusHandlerFn<C>, routing: HandlerRouting = {}): void {
@@ -93,6 +108,7 @@ export class BusServer {
     for (const reg of this.registrations.values()) {
       this.subscriptions.push(this.options.transport.subscribe(reg.subject, reg.queue, (msg) => this.track(this.handle(reg, msg))));
     }
+    this.transfers.start();
     this.state = 'serving';
   }
 
@@ -101,10 +117,14 @@ export class BusServer {
     await this.options.transport.flush?.();
   }
 
-  /** Stop taking requests, then give in-flight handlers up to `graceMs` to finish and reply. */
+  /**
+   * Stop taking requests, then give in-flight handlers up to `graceMs` to finish and reply; large replies parked by
+   * then are served to their requesters within the same grace, and freed after it.
+   */
   async stop(graceMs: number): Promise<void> {
     if (this.state === 'stopped' || this.state === 'stopping') return;
     this.state = 'stopping';
+    const graceEnds = Date.now() + graceMs;
     await Promise.all(this.subscriptions.map((s) => s.drain()));
     if (this.inflight.size > 0) {
       let timer: NodeJS.Timeout | undefined;
@@ -114,11 +134,17 @@ export class BusServer {
       if (outcome === 'expired')
         this.options.logger.warn({ inflight: this.inflight.size, graceMs }, 'bus shutdown grace period expired with handlers in flight');
     }
+    await this.transfers.stop(graceEnds);
     this.state = 'stopped';
   }
 
   get inflightCount(): number {
     return this.inflight.size;
+  }
+
+  /** Bytes of large replies parked for chunked transfer, not yet read whole nor expired. */
+  get parkedTransferBytes(): number {
+    return this.transfers.parkedBytes;
   }
 
   private track<T>(work: Promise<T>): Promise<T> {
@@ -127,7 +153,7 @@ export class BusServer {
     return work;
   }
 
-  private handle(reg: Registration, msg: IncomingMessage): Promise<Uint8Array> {
+  private handle(reg: Registration, msg: IncomingMessage): Promise<TransportReply> {
     const context = contextOf(msg);
     const span = startSpan({
       name: `bus handle ${reg.subject}`,
@@ -148,13 +174,15 @@ export class BusServer {
     });
   }
 
-  private encodeReply(reg: Registration, envelope: Reply, context: HandlerContext): Uint8Array {
+  /** A reply over the payload limit is parked and answered with a transfer envelope its requester reads in chunks. */
+  private encodeReply(reg: Registration, envelope: Reply, context: HandlerContext): TransportReply {
     const bytes = encodeJson(envelope);
-    if (bytes.byteLength <= this.maxPayloadBytes) return bytes;
-    this.options.logger.warn({ subject: reg.subject, correlationId: context.correlationId, bytes: bytes.byteLength }, 'reply exceeds the bus payload limit');
-    return encodeJson(
-      errorReply(new AppHostError('PAYLOAD_TOO_LARGE', `reply of ${bytes.byteLength} bytes exceeds the bus limit of ${this.maxPayloadBytes}`).toEnvelope()),
-    );
+    if (bytes.byteLength <= this.maxPayloadBytes) return { data: bytes, headers: {} };
+    const reply = this.transfers.offer(reg.contract.subject, bytes);
+    if (Object.keys(reply.headers).length === 0) {
+      this.options.logger.warn({ subject: reg.subject, correlationId: context.correlationId, bytes: bytes.byteLength }, 'reply refused for chunked transfer');
+    }
+    return reply;
   }
 
   private async execute(reg: Registration, msg: IncomingMessage, context: HandlerContext) {
@@ -196,6 +224,15 @@ function contextOf(msg: IncomingMessage): HandlerContext {
     correlationId: isValidCorrelationId(correlationId) ? correlationId : randomUUID(),
     deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined,
   };
+}
+
+function transferLimits(overrides: Partial<TransferLimits> | undefined, maxPayloadBytes: number): TransferLimits {
+  const limits = { ...DEFAULT_TRANSFER_LIMITS, ...overrides };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!Number.isInteger(value) || value <= 0) throw new BusConfigurationError(`transfer ${name} must be a positive integer (got ${value})`);
+  }
+  // A chunk and its headers must fit in one message.
+  return { ...limits, chunkBytes: Math.min(limits.chunkBytes, Math.max(1, maxPayloadBytes - CHUNK_HEADROOM_BYTES)) };
 }
 
 function assertQueue(queue: string | undefined, what: string): void {

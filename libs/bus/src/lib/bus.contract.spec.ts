@@ -1,7 +1,7 @@
 import { trace } from '@opentelemetry/api';
 import { AppHostError } from '@apphost/contracts';
 import { BusClient } from './bus-client';
-import { BusConfigurationError, BusServer } from './bus-server';
+import { BusConfigurationError, BusServer, type BusServerOptions } from './bus-server';
 import type { HandlerContext } from './handler-context';
 import { RequestContexts } from './request-context';
 import type { BusTransport } from './transports/transport';
@@ -52,7 +52,13 @@ describe.each<[string, () => TransportFixture]>([
 
   async function serve(
     handler: (req: { text: string; n?: number; delayMs?: number }, ctx: HandlerContext) => unknown,
-    opts: { instanceId?: string; queueGroup?: string; label?: string; classifyError?: (error: unknown) => AppHostError | undefined } = {},
+    opts: {
+      instanceId?: string;
+      queueGroup?: string;
+      label?: string;
+      classifyError?: (error: unknown) => AppHostError | undefined;
+      transfer?: BusServerOptions['transfer'];
+    } = {},
   ): Promise<BusServer> {
     const transport = await fixture.open(opts.label ?? 'server');
     const server = new BusServer({
@@ -61,6 +67,7 @@ describe.each<[string, () => TransportFixture]>([
       queueGroup: opts.queueGroup ?? 'test-svc',
       logger: silentLogger,
       classifyError: opts.classifyError,
+      transfer: opts.transfer,
     });
     server.register(contract, async (req, ctx) => {
       calls++;
@@ -196,10 +203,11 @@ describe.each<[string, () => TransportFixture]>([
     expect(calls).toBe(0);
   });
 
-  it('replies PAYLOAD_TOO_LARGE when the handler result exceeds the limit', async () => {
-    await serve(() => ({ text: 'y'.repeat(1024 * 1024) }));
+  it('replies PAYLOAD_TOO_LARGE when the handler result exceeds what the server may hold for a chunked transfer', async () => {
+    await serve(() => ({ text: 'y'.repeat(2 * 1024 * 1024) }), { transfer: { maxParkedBytes: 1024 * 1024 } });
     const { bus } = await client();
-    await expectBusError(bus.request(contract, { text: 'x' }), 'PAYLOAD_TOO_LARGE');
+    const error = await expectBusError(bus.request(contract, { text: 'x' }), 'PAYLOAD_TOO_LARGE');
+    expect(error.details).toEqual(expect.objectContaining({ limit: 1024 * 1024 }));
     expect(calls).toBe(1);
   });
 

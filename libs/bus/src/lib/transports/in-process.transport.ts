@@ -1,5 +1,12 @@
 import { SubjectNamespace } from './subject-namespace';
-import { TransportError, type BusTransport, type TransportHandler, type TransportRequestOptions, type TransportSubscription } from './transport';
+import {
+  TransportError,
+  type BusTransport,
+  type TransportHandler,
+  type TransportReply,
+  type TransportRequestOptions,
+  type TransportSubscription,
+} from './transport';
 
 interface Member {
   handler: TransportHandler;
@@ -30,14 +37,14 @@ export class InProcessTransport implements BusTransport {
     this.namespace = new SubjectNamespace(subjectPrefix);
   }
 
-  async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array> {
+  async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<TransportReply> {
     if (this.closed) throw new TransportError('closed', 'in-process transport is closed');
     if (data.byteLength > this.maxPayloadBytes) throw new TransportError('payload-too-large', 'message exceeds max payload');
     const targets = this.pickMembers(this.namespace.wire(subject));
     if (targets.length === 0) throw new TransportError('no-responders', 'no responders for subject');
 
     const headers = { ...options.headers };
-    return new Promise<Uint8Array>((resolve, reject) => {
+    return new Promise<TransportReply>((resolve, reject) => {
       let settled = false;
       const timer = setTimeout(() => {
         settled = true;
@@ -50,7 +57,7 @@ export class InProcessTransport implements BusTransport {
             if (settled) return;
             settled = true;
             clearTimeout(timer);
-            resolve(reply.slice());
+            resolve({ data: reply.data.slice(), headers: { ...reply.headers } });
           });
         });
       }

@@ -1,6 +1,13 @@
 import { connect, ErrorCode, Events, headers as natsHeaders, type NatsConnection, type NatsError, type MsgHdrs } from 'nats';
 import { SubjectNamespace } from './subject-namespace';
-import { TransportError, type BusTransport, type TransportHandler, type TransportRequestOptions, type TransportSubscription } from './transport';
+import {
+  TransportError,
+  type BusTransport,
+  type TransportHandler,
+  type TransportReply,
+  type TransportRequestOptions,
+  type TransportSubscription,
+} from './transport';
 
 export interface NatsTransportOptions {
   servers: string | string[];
@@ -59,12 +66,12 @@ export class NatsTransport implements BusTransport {
     return new NatsTransport(nc, options.maxPayloadBytes, namespace);
   }
 
-  async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array> {
+  async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<TransportReply> {
     if (this.nc.isClosed()) throw new TransportError('closed', 'NATS connection is closed');
     if (!this.linkUp) throw new TransportError('disconnected', 'NATS connection is down (reconnecting)');
     try {
       const reply = await this.nc.request(this.namespace.wire(subject), data, { timeout: options.timeoutMs, headers: toNatsHeaders(options.headers) });
-      return reply.data;
+      return { data: reply.data, headers: fromNatsHeaders(reply.headers) };
     } catch (error) {
       throw mapNatsError(error as NatsError);
     }
@@ -76,8 +83,10 @@ export class NatsTransport implements BusTransport {
       callback: (err, msg) => {
         if (err || !msg.reply) return;
         const headers = fromNatsHeaders(msg.headers);
-        void handler({ subject: this.namespace.logical(msg.subject), data: msg.data, headers }).then((bytes) => {
-          if (!this.nc.isClosed()) msg.respond(bytes);
+        void handler({ subject: this.namespace.logical(msg.subject), data: msg.data, headers }).then((reply) => {
+          if (this.nc.isClosed()) return;
+          const replyHeaders = Object.keys(reply.headers).length > 0 ? toNatsHeaders(reply.headers) : undefined;
+          msg.respond(reply.data, replyHeaders ? { headers: replyHeaders } : undefined);
         });
       },
     });

@@ -5,7 +5,7 @@ export interface BusTransport {
   readonly maxPayloadBytes: number;
   /** Its bus namespace (`BUS_SUBJECT_PREFIX`): prepended on the wire to every subject and queue group. */
   readonly subjectPrefix: string;
-  request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<Uint8Array>;
+  request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<TransportReply>;
   subscribe(subject: string, queue: string, handler: TransportHandler): TransportSubscription;
   isConnected(): boolean;
   /** Resolves once the server has seen every subscription made so far (NATS: a PING round trip); absent in process. */
@@ -24,8 +24,17 @@ export interface IncomingMessage {
   headers: Record<string, string>;
 }
 
-/** A handler produces the reply bytes; the transport sends them to the requester. */
-export type TransportHandler = (message: IncomingMessage) => Promise<Uint8Array>;
+/**
+ * A reply on the wire. Its headers are set by the bus server only (a handler returns data, never headers), so a
+ * header can mark a reply's kind (a chunked transfer) without any chance of colliding with a handler's result.
+ */
+export interface TransportReply {
+  data: Uint8Array;
+  headers: Record<string, string>;
+}
+
+/** A handler produces the reply; the transport sends it to the requester. */
+export type TransportHandler = (message: IncomingMessage) => Promise<TransportReply>;
 
 export interface TransportSubscription {
   /** Stop receiving; messages already delivered still reach the handler. */
