@@ -29,7 +29,7 @@ import {
   type ParsedRequestOf,
 } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
-import { canonicalizeUri } from '@apphost/policy';
+import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
 import Redis from 'ioredis';
 import {
   bootService,
@@ -122,7 +122,7 @@ export interface FakeState {
    * Injected failures: `create` fails every seal (`createTimes`: only that many, then seals succeed), `describe`
    * is the sealed store's readiness probe.
    */
-  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError; release?: AppHostError };
+  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError; retain?: AppHostError; release?: AppHostError };
   /** Pauses every tool call until it resolves (a batch held in flight). */
   callGate?: Promise<void>;
   /** Pauses classification until it resolves (a batch that holds its claims but has started no call). */
@@ -334,6 +334,8 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   // catalog-policy's policed read: the real fixture server's answer for its resource, a test's override, or one App item.
   fakes.register(CatalogReadResource, async (r) => {
     state.log.push(`read-resource:${r.generation.generationId}`);
+    if (!matchResourcePolicy(r.policy, r.uri))
+      throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', { details: { reason: 'RESOURCE_POLICY_DENIED' } });
     let contents = state.documents[r.uri];
     if (!contents && r.uri === STATEFUL_NONCE_RESOURCE) {
       nonceServer ??= McpConnection.open({
@@ -400,6 +402,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       (r) => {
         const leases = live(r.ref);
         state.log.push(`retain:${r.holder.kind}`);
+        if (state.failures.retain) throw state.failures.retain;
         leases.set(r.leaseId, r.holder);
         return { references: leases.size };
       },

@@ -137,7 +137,6 @@ export class ViewBootstrap {
     // The record comes first, so a crash after the retain leaves a reference the sweep can find and release.
     const created = await this.records.create(
       this.recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
-      this.config.views.closedRetentionMs,
     );
     let leaseId: string | null;
     try {
@@ -181,7 +180,7 @@ export class ViewBootstrap {
     const read = await this.peers.readResource({
       generation: { ...producer.generation },
       uri: descriptor.resourceUri,
-      policy: resourcePolicyOf(profile),
+      policy: resourcePolicyOf(profile, descriptor.resourceUri),
       limits: { maxItemBytes: Math.min(policy.views.maxDocumentBytes, READ_LIMIT_BYTES), maxTotalBytes: READ_LIMIT_BYTES },
     });
     const document = selectAppDocument(read.contents, { resourceUri: descriptor.resourceUri, maxBytes: policy.views.maxDocumentBytes });
@@ -304,7 +303,7 @@ export class ViewBootstrap {
       ? { kind: 'refresh', tool: opening.widget.tool, label: 'Refresh', warning: null }
       : { kind: 'rerun', tool: opening.widget.tool, label: 'Run tool again', warning: RERUN_WARNING };
     const record = { ...this.recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
-    await this.refuseRevokedSession(await this.records.create(record, this.config.views.closedRetentionMs));
+    await this.refuseRevokedSession(await this.records.create(record));
     this.logger.info({ viewId: opening.viewId, session: opening.request.session.sessionId, reason, action: action.kind }, 'view placeholder');
     return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
   }
@@ -371,7 +370,14 @@ function defaultPolicy(): ViewPolicy {
   return { ...VIEW_POLICY_DEFAULTS, replay: { tools: [], readOnlyHint: false } };
 }
 
-function resourcePolicyOf(profile: HostProfile): { exact: string[]; prefixes: string[] } {
+/**
+ * The profile's resource policy as catalog-policy takes it. A prefix that is a bare scheme (`ui://`, "every ui://
+ * resource") has no host and so matches nothing there: it admits the descriptor's own URI when that has the scheme.
+ */
+export function resourcePolicyOf(profile: HostProfile, resourceUri: string): { exact: string[]; prefixes: string[] } {
   const entries = profile.resourcePolicy.entries;
-  return { exact: entries.filter((e) => e.match === 'exact').map((e) => e.uri), prefixes: entries.filter((e) => e.match === 'prefix').map((e) => e.uri) };
+  const exact = entries.filter((e) => e.match === 'exact').map((e) => e.uri);
+  const prefixes = entries.filter((e) => e.match === 'prefix').map((e) => e.uri);
+  const schemeWide = prefixes.some((p) => /^[a-z][a-z0-9+.-]*:\/\/$/i.test(p) && resourceUri.toLowerCase().startsWith(p.toLowerCase()));
+  return { exact: schemeWide ? [...exact, resourceUri] : exact, prefixes: prefixes.filter((p) => !/^[a-z][a-z0-9+.-]*:\/\/$/i.test(p)) };
 }

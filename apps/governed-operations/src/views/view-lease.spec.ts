@@ -145,6 +145,20 @@ describe('governed-operations Views: lease, teardown, revocation (fake collabora
     expect(await plane.service.running.app.get(ViewSweep).sweep()).toBe(0);
   });
 
+  it('a bootstrap that could not undo its reservation: its OPENING record is invisible, and the sweep releases it once abandoned', async () => {
+    const at = await widgetOf(client());
+    state.documents['ui://stateful-nonce/app.html'] = [];
+    state.failures.release = new AppHostError('UNAVAILABLE', 'the owner does not answer');
+    await expect(openView(client(), at)).rejects.toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'DOCUMENT_NOT_FOUND' } });
+    expect(viewReferences(state)).toBe(1);
+    state.failures.release = undefined;
+    const sweep = plane.service.running.app.get(ViewSweep);
+    expect(await sweep.sweep()).toBe(0); // not abandoned yet: the bootstrap may still be running
+    expect(viewReferences(state)).toBe(1);
+    expect(await sweep.sweep(Date.now() + 6 * 60_000)).toBeGreaterThanOrEqual(1); // earlier tests' Views have run out by then too
+    expect(viewReferences(state)).toBe(0);
+  });
+
   describe('two replicas', () => {
     let second: ServiceUnderTest;
 

@@ -75,10 +75,10 @@ export class ViewRecords {
     private readonly closedRetentionMs: number,
   ) {}
 
-  async create(record: ViewRecord, ttlMs: number): Promise<StoredView> {
+  async create(record: ViewRecord): Promise<StoredView> {
     const raw = serialize(record);
     await this.store.setIfAbsent(sessionViewKeyOf(record.session, record.incarnation, record.viewId), record.viewId, MAX_TTL_MS);
-    if (!(await this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(ttlMs)))) throw new AppHostError('INTERNAL', 'a View id collided');
+    if (!(await this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(this.ttlOf(record))))) throw new AppHostError('INTERNAL', 'a View id collided');
     return { record, raw };
   }
 
@@ -142,13 +142,14 @@ export class ViewRecords {
    */
   private ttlOf(record: ViewRecord): number {
     if (record.state === 'ACTIVE' && record.expiresAt) return Date.parse(record.expiresAt) - Date.now() + this.closedRetentionMs;
+    // A bootstrap's record outlives the sweep's abandonment threshold, so a crashed one is always found and released.
+    if (record.state === 'OPENING') return Math.max(this.closedRetentionMs, OPENING_RETENTION_MS);
     return this.closedRetentionMs;
   }
-
-  ttlForNew(record: ViewRecord): number {
-    return this.ttlOf(record);
-  }
 }
+
+/** How long a bootstrap's record is kept at least: twice the sweep's abandonment threshold. */
+const OPENING_RETENTION_MS = 10 * 60_000;
 
 /** The coordination store's longest TTL (a day): no View state outlives it. */
 const MAX_TTL_MS = 24 * 3600 * 1000;

@@ -1,5 +1,6 @@
 import Redis from 'ioredis';
 import {
+  AppHostError,
   GovernedCloseView,
   GovernedGetView,
   GovernedOpenView,
@@ -7,15 +8,17 @@ import {
   GovernedRenewView,
   GovernedRevoke,
   GovernedRunToolBatch,
+  type HostProfile,
   type ViewCaller,
 } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { fixtureServerCommand, STATEFUL_NONCE_RESOURCE, TEST_REDIS_URL } from '@apphost/testing';
 import type { GovernedFaultPoint } from '../governed.faults';
-import { generationIdOf, principal as batchPrincipal, session, startFakePlane, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
+import { generationIdOf, principal as batchPrincipal, session, startFakePlane, testProfile, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { live, placeholder, viewCaller, viewReferences, widgetOf as turnWithWidget } from '../test/view-helpers';
 import { ProducingGenerations } from './producing-generations';
+import { resourcePolicyOf } from './view-bootstrap';
 
 /**
  * Views against the real service, bus and Redis, with recorded fake collaborators (`src/test/fake-plane.ts`) whose
@@ -206,6 +209,22 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     expect(state.log).not.toContain('retain:view');
   });
 
+  it('the owner failing the retain (not gone): its error passes through, the lease is given back, no View left', async () => {
+    const at = await widgetOf();
+    const before = await storedViews();
+    state.failures.retain = new AppHostError('UNAVAILABLE', 'the owner is overloaded');
+    await expect(open(at)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
+    expect(state.log.filter((l) => l === 'retain:view' || l === 'release')).toEqual(['retain:view', 'release']);
+    expect(await storedViews()).toBe(before);
+  });
+
+  it("a read outside the profile's resource policy: PERMISSION_DENIED passes through, the reservation released", async () => {
+    const at = await widgetOf();
+    state.profile = { resourcePolicy: { revision: '2', entries: [{ match: 'prefix', uri: 'ui://elsewhere' }] } };
+    await expect(open(at)).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { reason: 'RESOURCE_POLICY_DENIED' } });
+    expect(references()).toBe(0);
+  });
+
   it('a legacy (profile-less) widget: the placeholder LEGACY_WIDGET, re-run with a warning (nothing is replay-safe without a profile)', async () => {
     const at = await widgetOf('legacy-widget', { q: 1 });
     const view = placeholder(await open(at));
@@ -273,5 +292,23 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     for (const viewId of [a.viewId, b.viewId]) await expect(client().request(GovernedGetView, { caller, viewId })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     const producers = plane.service.running.app.get(ProducingGenerations);
     expect(await producers.find({ session, incarnation: 3, functionCallId: at.functionCallId, recordId: state.recordIds[at.functionCallId] })).toBeNull();
+  });
+});
+
+describe('resourcePolicyOf', () => {
+  const withEntries = (entries: HostProfile['resourcePolicy']['entries']) => ({ ...testProfile(), resourcePolicy: { revision: '1', entries } });
+
+  it('maps exact and prefix entries; a bare-scheme prefix admits the descriptor URI of that scheme only', () => {
+    expect(resourcePolicyOf(withEntries([{ match: 'prefix', uri: 'ui://' }]), 'ui://a/w.html')).toEqual({ exact: ['ui://a/w.html'], prefixes: [] });
+    expect(resourcePolicyOf(withEntries([{ match: 'prefix', uri: 'ui://' }]), 'file:///etc/passwd')).toEqual({ exact: [], prefixes: [] });
+    expect(
+      resourcePolicyOf(
+        withEntries([
+          { match: 'exact', uri: 'ui://a/x.html' },
+          { match: 'prefix', uri: 'ui://b' },
+        ]),
+        'ui://a/w.html',
+      ),
+    ).toEqual({ exact: ['ui://a/x.html'], prefixes: ['ui://b'] });
   });
 });
