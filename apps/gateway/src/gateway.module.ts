@@ -5,8 +5,10 @@ import { CatalogController, ToolApprovalController } from './catalog/catalog.con
 import { ExportsController } from './exports/exports.controller';
 import { HttpErrorFilter } from './http/error.filter';
 import { OpenApiController } from './openapi/openapi.controller';
+import { PrincipalsController } from './principals/principals.controller';
 import { ServicesController } from './services/services.controller';
 import { SessionsController } from './sessions/sessions.controller';
+import { ViewTokensController } from './sessions/view-tokens.controller';
 import { ToolBatchesController } from './tool-batches/tool-batches.controller';
 import { ViewsController } from './views/views.controller';
 
@@ -20,7 +22,9 @@ export class GatewayModule {
         OpenApiController,
         ServicesController,
         SessionsController,
+        ViewTokensController,
         AdminController,
+        PrincipalsController,
         CatalogController,
         ToolApprovalController,
         ToolBatchesController,

@@ -11,9 +11,11 @@ export const gatewayService = defineService({
   defaultHttpPort: 8080,
   config: authConfig,
   imports: async (context) => {
-    const auth = await AuthModule.fromConfig(context.config.auth, { bindHost: context.config.HTTP_HOST });
+    const auth = await AuthModule.fromConfig(context.config.auth, { bindHost: context.config.HTTP_HOST, viewTokenSecret: context.config.viewTokenSecret });
     if (auth.developmentProvider)
       context.logger.warn({ tokenFile: auth.developmentProvider.tokenFile }, 'development authentication: local tokens only, loopback only');
+    if (auth.viewTokens.ephemeral)
+      context.logger.warn('GATEWAY_VIEW_TOKEN_SECRET is unset: view tokens use a random per-process key, so no other gateway replica accepts them');
     return [auth.module, GatewayModule.register()];
   },
 });

@@ -1,4 +1,4 @@
-import { parseAuthConfig } from './auth.config';
+import { parseAuthConfig, parseAuthSettings } from './auth.config';
 
 const SECRET = 'x'.repeat(32);
 const jwtEnv = (extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv => ({
@@ -83,5 +83,38 @@ describe('parseAuthConfig', () => {
   it('measures the secret in bytes, not characters', () => {
     expect(() => parseAuthConfig(jwtEnv({ AUTH_JWT_HS256_SECRET: 'é'.repeat(16) }))).not.toThrow();
     expect(() => parseAuthConfig(jwtEnv({ AUTH_JWT_HS256_SECRET: 'é'.repeat(15) + 'x' }))).toThrow('AUTH_JWT_HS256_SECRET');
+  });
+
+  describe('GATEWAY_VIEW_TOKEN_SECRET', () => {
+    const secret = Buffer.alloc(32, 9);
+
+    it('is absent when unset (a per-process key is used) in either mode', () => {
+      expect(parseAuthSettings(jwtEnv()).viewTokenSecret).toBeUndefined();
+      expect(parseAuthSettings({ AUTH_MODE: 'development', GATEWAY_VIEW_TOKEN_SECRET: '' }).viewTokenSecret).toBeUndefined();
+    });
+
+    it('decodes base64 (standard or URL-safe) of at least 32 bytes', () => {
+      expect(parseAuthSettings(jwtEnv({ GATEWAY_VIEW_TOKEN_SECRET: secret.toString('base64') })).viewTokenSecret).toEqual(secret);
+      const urlSafe = Buffer.alloc(48, 0xfb);
+      expect(parseAuthSettings({ AUTH_MODE: 'development', GATEWAY_VIEW_TOKEN_SECRET: urlSafe.toString('base64url') }).viewTokenSecret).toEqual(urlSafe);
+    });
+
+    it.each([
+      ['too short', Buffer.alloc(31, 1).toString('base64'), 'GATEWAY_VIEW_TOKEN_SECRET: must decode to at least 32 bytes'],
+      ['not base64', 'not base64 at all, but long enough to be 32 bytes!', 'GATEWAY_VIEW_TOKEN_SECRET: must be base64'],
+    ])('refuses a secret %s, naming it and never echoing it', (_name, value, expected) => {
+      let message = '';
+      try {
+        parseAuthSettings(jwtEnv({ GATEWAY_VIEW_TOKEN_SECRET: value }));
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message).toContain(expected);
+      expect(message).not.toContain(value);
+    });
+
+    it('is listed together with the auth problems', () => {
+      expect(() => parseAuthSettings({ AUTH_MODE: 'open', GATEWAY_VIEW_TOKEN_SECRET: 'short' })).toThrow(/AUTH_MODE[\s\S]*GATEWAY_VIEW_TOKEN_SECRET/);
+    });
   });
 });

@@ -7,6 +7,7 @@ export const SYMMETRIC_ALGORITHMS = ['HS256', 'HS384', 'HS512'] as const;
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
 
 export const MIN_HS256_SECRET_BYTES = 32;
+export const MIN_VIEW_TOKEN_SECRET_BYTES = 32;
 export const DEFAULT_DEV_TOKEN_FILE = '.apphost/dev-token';
 
 export type JwtKeySource = { kind: 'hs256-secret'; secret: string } | { kind: 'jwks-file'; path: string };
@@ -29,6 +30,12 @@ export interface DevelopmentAuthConfig {
 }
 
 export type AuthConfig = JwtAuthConfig | DevelopmentAuthConfig;
+
+/** What the gateway's config schema yields: how callers authenticate, and the view-token secret (absent: per process). */
+export interface GatewayAuthSettings {
+  auth: AuthConfig;
+  viewTokenSecret: Buffer | undefined;
+}
 
 // Docker/compose often passes unset variables as empty strings: treat those as absent.
 const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
@@ -122,18 +129,47 @@ function fail(error: z.ZodError): never {
   throw new AuthConfigProblems(error.issues);
 }
 
+// Standard or URL-safe base64, padding optional; never trimmed or echoed: it is a secret.
+const BASE64 = /^[A-Za-z0-9+/_-]+={0,2}$/;
+
+const viewTokenSecretSchema = z.object({
+  GATEWAY_VIEW_TOKEN_SECRET: z.preprocess(
+    (v) => (v === '' ? undefined : v),
+    z
+      .string()
+      .optional()
+      .transform((raw, ctx) => {
+        if (raw === undefined) return undefined;
+        const bytes = BASE64.test(raw) && raw.replace(/=+$/, '').length % 4 !== 1 ? Buffer.from(raw, 'base64') : undefined;
+        if (!bytes) ctx.addIssue({ code: 'custom', message: 'must be base64' });
+        else if (bytes.length < MIN_VIEW_TOKEN_SECRET_BYTES)
+          ctx.addIssue({ code: 'custom', message: `must decode to at least ${MIN_VIEW_TOKEN_SECRET_BYTES} bytes` });
+        return bytes;
+      }),
+  ),
+});
+
 /**
- * The gateway's settings as a service config schema: `{ auth }`, every bad variable one listed problem naming it
- * (the mode decides which variables apply, so the variant is chosen before its schema runs).
+ * The gateway's settings as a service config schema: `{ auth, viewTokenSecret }`, every bad variable one listed
+ * problem naming it (the mode decides which variables apply, so the variant is chosen before its schema runs).
  */
-export const authConfig = z.looseObject({}).transform((env, ctx): { auth: AuthConfig } => {
+export const authConfig = z.looseObject({}).transform((env, ctx): GatewayAuthSettings => {
+  const vars = env as Record<string, string | undefined>;
+  const issues: z.core.$ZodIssue[] = [];
+  let auth: AuthConfig | undefined;
   try {
-    return { auth: readAuthConfig(env as Record<string, string | undefined>) };
+    auth = readAuthConfig(vars);
   } catch (error) {
     if (!(error instanceof AuthConfigProblems)) throw error;
-    for (const issue of error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    issues.push(...error.issues);
+  }
+  const view = viewTokenSecretSchema.safeParse({ GATEWAY_VIEW_TOKEN_SECRET: vars['GATEWAY_VIEW_TOKEN_SECRET'] });
+  if (!view.success) issues.push(...view.error.issues);
+  if (issues.length > 0 || !auth || !view.success) {
+    for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     return z.NEVER;
   }
+  return { auth, viewTokenSecret: view.data.GATEWAY_VIEW_TOKEN_SECRET };
 });
 
 function readAuthConfig(env: Record<string, string | undefined>): AuthConfig {
@@ -167,7 +203,12 @@ function readAuthConfig(env: Record<string, string | undefined>): AuthConfig {
   };
 }
 
+/** Parses the gateway's auth settings (tests); the gateway gets them in `context.config`. */
+export function parseAuthSettings(env: Record<string, string | undefined>): GatewayAuthSettings {
+  return parseConfig('gateway', authConfig, env);
+}
+
 /** Parses the auth settings alone (tests); the gateway gets them in `context.config.auth`. */
 export function parseAuthConfig(env: Record<string, string | undefined>): AuthConfig {
-  return parseConfig('gateway', authConfig, env).auth;
+  return parseAuthSettings(env).auth;
 }

@@ -4,22 +4,30 @@ import { AppHostError, type Principal } from '@apphost/contracts';
 import { IS_PUBLIC_KEY } from './public.decorator';
 import { REQUIRED_SCOPES_KEY } from './require-scopes.decorator';
 import { TokenVerifier } from './token-verifier';
+import { ViewTokens } from './view-tokens';
 
 /** The slice of the HTTP request the guards use (kept structural: express types are not a dependency). */
 export interface AuthenticatedRequest {
   method: string;
   headers: Record<string, string | string[] | undefined>;
+  /** The accepted connection: its local port is the port the gateway listens on. */
+  socket?: { localPort?: number };
   principal?: Principal;
 }
 
 const BEARER = /^Bearer +([^\s]+) *$/i;
 
-/** Global guard: every route needs a verified bearer token unless it is @Public(); @RequireScopes() then applies. */
+/**
+ * Global guard: every route needs a verified bearer token unless it is @Public(); @RequireScopes() then applies.
+ * A view token (its `typ` says so) is checked by the gateway's own view-token key, any other by the configured
+ * verifier: neither ever accepts the other's tokens.
+ */
 @Injectable()
 export class AuthGuard implements CanActivate {
   constructor(
     @Inject(Reflector) private readonly reflector: Reflector,
     @Inject(TokenVerifier) private readonly verifier: TokenVerifier,
+    @Inject(ViewTokens) private readonly viewTokens: ViewTokens,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -32,7 +40,8 @@ export class AuthGuard implements CanActivate {
     const header = request.headers['authorization'];
     const match = typeof header === 'string' ? BEARER.exec(header) : null;
     if (!match) throw new AppHostError('UNAUTHENTICATED', 'missing bearer token');
-    const principal = await this.verifier.verify(match[1]);
+    const token = match[1];
+    const principal = ViewTokens.isViewToken(token) ? await this.viewTokens.verify(token) : await this.verifier.verify(token);
     request.principal = principal;
 
     const required = this.reflector.getAllAndMerge<string[]>(REQUIRED_SCOPES_KEY, targets) ?? [];

@@ -1,12 +1,13 @@
 import 'reflect-metadata';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Controller, Get, HttpCode, Post, type INestApplication } from '@nestjs/common';
+import { Controller, Get, HttpCode, Param, Post, Query, type DynamicModule, type INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { exportJWK, generateKeyPair, SignJWT, type JWTPayload } from 'jose';
 import type { Principal } from '@apphost/contracts';
 import { HttpErrorFilter } from '../http/error.filter';
+import { ownSessionKey } from '../http/request-input';
 import { AuthModule } from './auth.module';
 import { BrowserRoute } from './browser-route.decorator';
 import { CurrentPrincipal } from './current-principal.decorator';
@@ -14,6 +15,7 @@ import { DevelopmentTokenProvider } from './development-token-provider';
 import { Public } from './public.decorator';
 import { RequireScopes } from './require-scopes.decorator';
 import { TokenVerifier } from './token-verifier';
+import { ViewTokens } from './view-tokens';
 
 @Controller()
 class TestController {
@@ -34,6 +36,19 @@ class TestController {
     return { admin: true };
   }
 
+  @RequireScopes('runtime')
+  @Get('runtime')
+  runtime() {
+    return { runtime: true };
+  }
+
+  /** A session route a view token may use: it answers the session key the principal reaches. */
+  @RequireScopes('view')
+  @Get('sessions/:sessionId/probe')
+  probe(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query('appName') appName: string) {
+    return ownSessionKey(principal, appName, sessionId, undefined);
+  }
+
   @BrowserRoute()
   @Post('browser')
   @HttpCode(200)
@@ -52,8 +67,9 @@ interface Running {
   url: string;
 }
 
-async function start(verifier: TokenVerifier, origins: string[] = [ALLOWED_ORIGIN]): Promise<Running> {
-  const moduleRef = await Test.createTestingModule({ imports: [AuthModule.forRoot(verifier, origins)], controllers: [TestController] }).compile();
+async function start(verifier: TokenVerifier | DynamicModule, origins: string[] = [ALLOWED_ORIGIN]): Promise<Running> {
+  const auth = verifier instanceof TokenVerifier ? AuthModule.forRoot(verifier, origins) : verifier;
+  const moduleRef = await Test.createTestingModule({ imports: [auth], controllers: [TestController] }).compile();
   const app = moduleRef.createNestApplication({ logger: false });
   app.useGlobalFilters(new HttpErrorFilter());
   await app.listen(0, '127.0.0.1');
@@ -222,10 +238,125 @@ describe('auth over HTTP (development provider)', () => {
       expect(body).toEqual({ admin: true });
       expect(await get(`${running.url}/me`, await provider.mint())).toEqual({
         status: 200,
-        body: { tenant: 'dev', subject: 'developer', scopes: ['admin', 'runtime', 'view', 'export', 'audit'] },
+        body: { tenant: 'dev', subject: 'developer', scopes: ['admin', 'runtime', 'view', 'delegate', 'export', 'audit'] },
       });
       const stranger = await DevelopmentTokenProvider.create({ bindHost: '127.0.0.1' });
       expect((await get(`${running.url}/me`, await stranger.mint())).status).toBe(401);
+    } finally {
+      await running.app.close();
+    }
+  });
+});
+
+describe('view tokens over HTTP', () => {
+  const viewTokens = new ViewTokens({ secret: Buffer.alloc(32, 3) });
+  const grant = { tenant: 'acme', userId: 'alice', appName: 'dash', sessionId: 's1' };
+  let running: Running;
+  beforeAll(async () => {
+    const verifier = new TokenVerifier({ issuer: ISSUER, audience: AUDIENCE, key: { secret: SECRET } });
+    running = await start(AuthModule.forRoot(verifier, [], { viewTokens }));
+  });
+  afterAll(() => running.app.close());
+
+  it('is verified into its restricted principal, beside the organisation tokens', async () => {
+    const { token } = await viewTokens.mint(grant);
+    expect(await get(`${running.url}/me`, token)).toEqual({
+      status: 200,
+      body: { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1' } },
+    });
+    expect((await get(`${running.url}/me`, await sign({}))).body).toEqual({ tenant: 'acme', subject: 'alice', scopes: ['runtime', 'view'] });
+  });
+
+  it('reaches its own session on a view route; any other session or app reads as 404', async () => {
+    const { token } = await viewTokens.mint(grant);
+    expect(await get(`${running.url}/sessions/s1/probe?appName=dash`, token)).toEqual({
+      status: 200,
+      body: { tenant: 'acme', appName: 'dash', userId: 'alice', sessionId: 's1' },
+    });
+    const other = await get(`${running.url}/sessions/s2/probe?appName=dash`, token);
+    expect(other.status).toBe(404);
+    expectErrorBody(other.body, 'NOT_FOUND', 'session not found');
+    expect((await get(`${running.url}/sessions/s1/probe?appName=other`, token)).status).toBe(404);
+  });
+
+  it('cannot call runtime or admin routes (403)', async () => {
+    const { token } = await viewTokens.mint(grant);
+    const runtime = await get(`${running.url}/runtime`, token);
+    expect(runtime.status).toBe(403);
+    expect(runtime.body['error']).toMatchObject({ code: 'PERMISSION_DENIED', message: 'missing required scope: runtime' });
+    expect((await get(`${running.url}/admin`, token)).status).toBe(403);
+  });
+
+  it('is 401 when expired, tampered with, or signed by another gateway key', async () => {
+    const stale = new ViewTokens({ secret: Buffer.alloc(32, 3), now: () => Date.now() - 16 * 60_000 });
+    const expired = await get(`${running.url}/me`, (await stale.mint(grant)).token);
+    expect(expired.status).toBe(401);
+    expectErrorBody(expired.body, 'UNAUTHENTICATED', 'token expired');
+
+    const [header, payload, signature] = (await viewTokens.mint(grant)).token.split('.');
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+    const moved = Buffer.from(JSON.stringify({ ...claims, sid: 's2' })).toString('base64url');
+    const tampered = await get(`${running.url}/sessions/s2/probe?appName=dash`, `${header}.${moved}.${signature}`);
+    expect(tampered.status).toBe(401);
+    expectErrorBody(tampered.body, 'UNAUTHENTICATED', 'token signature invalid');
+
+    const foreign = await get(`${running.url}/me`, (await new ViewTokens().mint(grant)).token);
+    expect(foreign.status).toBe(401);
+    expectErrorBody(foreign.body, 'UNAUTHENTICATED', 'token signature invalid');
+  });
+});
+
+describe("browser routes accept the gateway's own origin in development only", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'gateway-own-origin-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const post = async (url: string, token: string, origin: string) => {
+    const response = await fetch(`${url}/browser`, { method: 'POST', headers: { authorization: `Bearer ${token}`, origin } });
+    return response.status;
+  };
+
+  it('development: its own loopback origin at its port is allowed; another port or host is not', async () => {
+    const tokenFile = join(dir, 'dev-token');
+    const auth = await AuthModule.fromConfig({ mode: 'development', devTokenFile: tokenFile, originAllowlist: [] }, { bindHost: '127.0.0.1' });
+    const running = await start(auth.module);
+    try {
+      const token = readFileSync(tokenFile, 'utf8').trim();
+      const port = Number(new URL(running.url.replace('[::1]', '127.0.0.1')).port);
+      expect(await post(running.url, token, `http://127.0.0.1:${port}`)).toBe(200);
+      expect(await post(running.url, token, `http://localhost:${port}`)).toBe(200);
+      expect(await post(running.url, token, `http://127.0.0.1:${port + 1}`)).toBe(403);
+      expect(await post(running.url, token, `https://127.0.0.1:${port}`)).toBe(403);
+      expect(await post(running.url, token, 'https://evil.example.com')).toBe(403);
+      expect(await post(running.url, token, `http://evil.example.com:${port}`)).toBe(403);
+    } finally {
+      await running.app.close();
+    }
+  });
+
+  it('jwt: only the allowlist counts', async () => {
+    const auth = await AuthModule.fromConfig(
+      {
+        mode: 'jwt',
+        issuer: ISSUER,
+        audience: AUDIENCE,
+        key: { kind: 'hs256-secret', secret: SECRET },
+        algorithms: ['HS256'],
+        clockToleranceSeconds: 5,
+        tenantClaim: 'tenant',
+        originAllowlist: [ALLOWED_ORIGIN],
+      },
+      { bindHost: '127.0.0.1' },
+    );
+    const running = await start(auth.module);
+    try {
+      const port = Number(new URL(running.url.replace('[::1]', '127.0.0.1')).port);
+      const token = await sign({});
+      expect(await post(running.url, token, ALLOWED_ORIGIN)).toBe(200);
+      expect(await post(running.url, token, `http://127.0.0.1:${port}`)).toBe(403);
+      expect(await post(running.url, token, `http://localhost:${port}`)).toBe(403);
     } finally {
       await running.app.close();
     }

@@ -4,6 +4,7 @@ import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { SignJWT } from 'jose';
 import { principalSchema, type Principal } from '@apphost/contracts';
+import { ALL_SCOPES } from './scopes';
 import { TokenVerifier } from './token-verifier';
 
 export const DEV_TOKEN_ISSUER = 'apphost-dev';
@@ -65,7 +66,7 @@ export class DevelopmentTokenProvider {
     const principal = principalSchema.safeParse({
       tenant: options.tenant ?? 'dev',
       subject: options.subject ?? 'developer',
-      scopes: options.scopes ?? ['admin', 'runtime', 'view', 'export', 'audit'],
+      scopes: options.scopes ?? [...ALL_SCOPES],
     });
     if (!principal.success) throw new Error(`development auth: invalid principal: ${principal.error.message}`);
     const ttlSeconds = options.ttlSeconds ?? 86_400;

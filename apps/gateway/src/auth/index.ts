@@ -7,4 +7,6 @@ export * from './development-token-provider';
 export * from './origin.guard';
 export * from './public.decorator';
 export * from './require-scopes.decorator';
+export * from './scopes';
 export * from './token-verifier';
+export * from './view-tokens';

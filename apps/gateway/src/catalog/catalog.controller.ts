@@ -10,7 +10,7 @@ import {
   type ResponseOf,
 } from '@apphost/contracts';
 import { CurrentPrincipal, RequireScopes } from '../auth';
-import { ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
+import { actingPrincipal, ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
 import { approveBodySchema, catalogQuerySchema, toolMethodSchema, type PublicCatalog } from './catalog.schemas';
 
 /**
@@ -28,7 +28,11 @@ export class CatalogController {
     const key = ownSessionKey(principal, q.appName, parseInput(sessionIdSchema, sessionId, 'session id'), q.userId);
     const view = await this.bus.request(LifecycleGetSession, { session: key });
     if (view.state !== 'ACTIVE') throw sessionNotFound();
-    const catalog = await this.bus.request(CatalogModelCatalog, { principal, session: { key, incarnation: view.incarnation }, fresh: q.fresh === 'true' });
+    const catalog = await this.bus.request(CatalogModelCatalog, {
+      principal: actingPrincipal(principal, key),
+      session: { key, incarnation: view.incarnation },
+      fresh: q.fresh === 'true',
+    });
     return {
       sessionId: key.sessionId,
       appName: key.appName,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CatalogApproveTool } from '@apphost/contracts';
+import { USER_ID_DESCRIPTION } from '../http/request-input';
 import { approveBodySchema, publicCatalogSchema } from './catalog.schemas';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any', io: 'input' });
@@ -23,7 +24,7 @@ export function catalogPaths(): Record<string, unknown> {
         parameters: [
           path('sessionId'),
           query('appName', true, 'The agent app'),
-          query('userId', false, "Defaults to the token's subject; any other user reads as 404"),
+          query('userId', false, USER_ID_DESCRIPTION),
           query('fresh', false, '`true` bypasses the catalog cache'),
         ],
         responses: {

@@ -2,6 +2,9 @@ import { z } from 'zod';
 import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts';
 import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
+import { USER_ID_DESCRIPTION } from '../http/request-input';
+import { principalPaths } from '../principals/principals.openapi';
+import { viewTokenPaths } from '../sessions/view-tokens.openapi';
 import { adminPaths } from '../admin/admin.openapi';
 import { catalogPaths } from '../catalog/catalog.openapi';
 import { toolBatchPaths } from '../tool-batches/tool-batches.openapi';
@@ -28,7 +31,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         'every service hop; a malformed one is 400 INVALID_ARGUMENT. A request that outlives its deadline answers 504 OUTCOME_UNKNOWN.',
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          bearerFormat: 'JWT',
+          description:
+            'An organisation JWT (or, in development, the local dev token) with scopes among admin, runtime, view, delegate, export and audit; or a view token from POST /v1/sessions/{sessionId}/view-tokens (scope view, one session).',
+        },
+      },
       schemas: {
         ErrorResponse: {
           type: 'object',
@@ -56,7 +67,9 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Text exposition format' } } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
       ...sessionPaths(),
+      ...viewTokenPaths(),
       ...adminPaths(),
+      ...principalPaths(),
       ...catalogPaths(),
       ...toolBatchPaths(),
       ...exportPaths(),
@@ -85,7 +98,7 @@ const userIdParam = {
   name: 'userId',
   in: 'query',
   required: false,
-  description: "Defaults to the token's subject; any other user reads as 404",
+  description: USER_ID_DESCRIPTION,
   schema: { type: 'string' },
 };
 const sessionErrors = {

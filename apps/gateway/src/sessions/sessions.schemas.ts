@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { appNameSchema, creationOperationIdSchema, publicEventSchema, sessionIdSchema, sessionStateSchema, userIdSchema } from '@apphost/contracts';
+import { USER_ID_DESCRIPTION } from '../http/request-input';
 
-/** `POST /v1/sessions` body; `userId` defaults to the principal's subject (any other user reads as not found). */
+/** `POST /v1/sessions` body; `userId` defaults to the principal's subject (another user only for a `delegate`, else 404). */
 export const createSessionBodySchema = z
   .object({
     appName: appNameSchema,
     sessionId: sessionIdSchema.optional(),
     creationOperationId: creationOperationIdSchema.optional(),
-    userId: userIdSchema.optional(),
+    userId: userIdSchema.optional().describe(USER_ID_DESCRIPTION),
   })
   .strict();
 

@@ -10,7 +10,7 @@ import {
 } from '@apphost/contracts';
 import { admitArguments } from '@apphost/policy';
 import { CurrentPrincipal, RequireScopes } from '../auth';
-import { ownSessionKey, parseInput } from '../http/request-input';
+import { actingPrincipal, ownSessionKey, parseInput } from '../http/request-input';
 import { confirmationDecisionBodySchema, toolBatchBodySchema } from './tool-batches.schemas';
 
 /** A batch may take as long as the HTTP request's deadline allows (HTTP_REQUEST_TIMEOUT_MS, or the caller's shorter one). */
@@ -32,7 +32,11 @@ export class ToolBatchesController {
     // Here, while the body is still what JSON.parse made of it (the bus codec would turn Infinity into null).
     admitArguments(input.calls);
     const session = ownSessionKey(principal, input.appName, parseInput(sessionIdSchema, sessionId, 'session id'), input.userId);
-    return this.bus.request(GovernedRunToolBatch, { principal, session, invocationId: input.invocationId, calls: input.calls }, BATCH_TIMEOUT);
+    return this.bus.request(
+      GovernedRunToolBatch,
+      { principal: actingPrincipal(principal, session), session, invocationId: input.invocationId, calls: input.calls },
+      BATCH_TIMEOUT,
+    );
   }
 
   @Post(':sessionId/confirmations/:confirmationId')
@@ -47,7 +51,12 @@ export class ToolBatchesController {
     const session = ownSessionKey(principal, input.appName, parseInput(sessionIdSchema, sessionId, 'session id'), input.userId);
     return this.bus.request(
       GovernedDecideConfirmation,
-      { principal, session, confirmationId: parseInput(confirmationIdSchema, confirmationId, 'confirmation id'), confirmed: input.confirmed },
+      {
+        principal: actingPrincipal(principal, session),
+        session,
+        confirmationId: parseInput(confirmationIdSchema, confirmationId, 'confirmation id'),
+        confirmed: input.confirmed,
+      },
       BATCH_TIMEOUT,
     );
   }
