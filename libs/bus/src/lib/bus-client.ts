@@ -124,7 +124,6 @@ export class BusClient {
         correlationId: request.correlationId,
         deadlineAt: request.deadlineAt,
         headers: request.headers,
-        maxChunkBytes: this.maxPayloadBytes,
       });
       this.metrics.observeTransfer?.(label, 'fetched', 'OK', bytes.byteLength);
       return bytes;

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { AppHostError, instanceSubject, invalidArgument, type BusContract, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
+import { AppHostError, instanceSubject, invalidArgument, type BusContract, type ErrorCode, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
 import { decodeJson, encodeJson, errorReply, okReply, type Reply } from './codec';
 import { CHUNK_HEADROOM_BYTES, DEFAULT_MAX_PAYLOAD_BYTES, DEFAULT_TRANSFER_LIMITS, type TransferLimits } from './limits';
 import type { HandlerContext } from './handler-context';
@@ -164,25 +164,30 @@ export class BusServer {
     });
     return RequestContexts.run({ correlationId: context.correlationId, deadline: context.deadline, span }, async () => {
       const started = performance.now();
-      const envelope = await this.execute(reg, msg, context);
-      const code = envelope.ok ? 'OK' : envelope.error.code;
+      const { reply, code } = this.encodeReply(reg, await this.execute(reg, msg, context), context);
       const seconds = (performance.now() - started) / 1000;
       this.metrics.observeHandled(reg.contract.subject, code, seconds);
       this.options.logger.debug?.({ subject: reg.subject, outcome: code, ms: Math.round(seconds * 1000) }, 'bus request handled');
       endSpan(span, code);
-      return this.encodeReply(reg, envelope, context);
+      return reply;
     });
   }
 
-  /** A reply over the payload limit is parked and answered with a transfer envelope its requester reads in chunks. */
-  private encodeReply(reg: Registration, envelope: Reply, context: HandlerContext): TransportReply {
+  /**
+   * A reply over the payload limit is parked and answered with a transfer envelope its requester reads in chunks;
+   * `code` is the outcome the requester will see (a refused transfer's, not the handler's).
+   */
+  private encodeReply(reg: Registration, envelope: Reply, context: HandlerContext): { reply: TransportReply; code: ErrorCode | 'OK' } {
+    const code = envelope.ok ? 'OK' : envelope.error.code;
     const bytes = encodeJson(envelope);
-    if (bytes.byteLength <= this.maxPayloadBytes) return { data: bytes, headers: {} };
-    const reply = this.transfers.offer(reg.contract.subject, bytes);
-    if (Object.keys(reply.headers).length === 0) {
-      this.options.logger.warn({ subject: reg.subject, correlationId: context.correlationId, bytes: bytes.byteLength }, 'reply refused for chunked transfer');
+    if (bytes.byteLength <= this.maxPayloadBytes) return { reply: { data: bytes, headers: {} }, code };
+    try {
+      return { reply: this.transfers.offer(reg.contract.subject, bytes, context.deadline), code };
+    } catch (error) {
+      if (!(error instanceof AppHostError)) throw error;
+      this.options.logger.warn({ subject: reg.subject, correlationId: context.correlationId, bytes: bytes.byteLength, code: error.code }, error.message);
+      return { reply: { data: encodeJson(errorReply(error.toEnvelope())), headers: {} }, code: error.code };
     }
-    return reply;
   }
 
   private async execute(reg: Registration, msg: IncomingMessage, context: HandlerContext) {

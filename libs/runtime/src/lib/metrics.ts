@@ -3,7 +3,7 @@ import type { BusMetrics } from '@apphost/bus';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
-/** One Prometheus registry per service: bus requests served and sent, by subject and outcome code. */
+/** One Prometheus registry per service: bus requests served and sent, by subject and outcome code; chunked replies. */
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly bus: BusMetrics;
@@ -39,6 +39,18 @@ export class ServiceMetrics {
       buckets: LATENCY_BUCKETS,
       registers: [this.registry],
     });
+    const transfers = new Counter({
+      name: 'apphost_bus_transfers_total',
+      help: 'Bus replies over the payload limit moved in chunks, by subject, side (served, fetched) and outcome code',
+      labelNames: ['subject', 'side', 'code'],
+      registers: [this.registry],
+    });
+    const transferBytes = new Counter({
+      name: 'apphost_bus_transfer_bytes_total',
+      help: 'Bytes of bus replies moved in chunks, by subject and side',
+      labelNames: ['subject', 'side'],
+      registers: [this.registry],
+    });
     this.httpRequests = new Counter({
       name: 'apphost_http_requests_total',
       help: 'HTTP requests, by route and status',
@@ -60,6 +72,10 @@ export class ServiceMetrics {
       observeRequested: (subject, code, seconds) => {
         requested.inc({ subject, code });
         requestedSeconds.observe({ subject }, seconds);
+      },
+      observeTransfer: (subject, side, code, bytes) => {
+        transfers.inc({ subject, side, code });
+        transferBytes.inc({ subject, side }, bytes);
       },
     };
   }

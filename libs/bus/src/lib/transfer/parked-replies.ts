@@ -20,9 +20,13 @@ interface Parked {
   timer: NodeJS.Timeout;
 }
 
+/** After the request's deadline its requester has given up; the margin only absorbs clock skew between hosts. */
+const DEADLINE_MARGIN_MS = 1000;
+
 /**
  * The replies one server process holds until their requesters have read them: bounded in total bytes and in time.
- * A reply is freed once every chunk was read, or at its TTL, whichever comes first.
+ * A reply is freed once every chunk was read, or at its TTL (or its request's deadline, if sooner), whichever comes
+ * first.
  */
 export class ParkedReplies {
   private readonly replies = new Map<string, Parked>();
@@ -42,20 +46,21 @@ export class ParkedReplies {
     return this.replies.size;
   }
 
-  /** `label` names the operation in metrics. */
-  park(label: string, bytes: Uint8Array): ParkResult {
+  /** `label` names the operation in metrics; `deadline` (epoch ms) is the request's, when it has one. */
+  park(label: string, bytes: Uint8Array, deadline?: number): ParkResult {
     if (bytes.byteLength > this.limits.maxParkedBytes) return { parked: false, why: 'larger-than-capacity' };
     if (this.bytes + bytes.byteLength > this.limits.maxParkedBytes) return { parked: false, why: 'over-capacity', retryAfterMs: this.nextExpiryMs() };
     const transferId = randomUUID();
     const chunks = chunkCount(bytes.byteLength, this.limits.chunkBytes);
-    const timer = setTimeout(() => this.free(transferId, 'expired'), this.limits.ttlMs);
+    const lifeMs = Math.min(this.limits.ttlMs, deadline === undefined ? Infinity : Math.max(0, deadline - Date.now()) + DEADLINE_MARGIN_MS);
+    const timer = setTimeout(() => this.free(transferId, 'expired'), lifeMs);
     // A parked reply must never keep a process alive that is otherwise done.
     timer.unref();
     this.replies.set(transferId, {
       label,
       bytes,
       unread: new Set(Array.from({ length: chunks }, (_, i) => i)),
-      expiresAt: Date.now() + this.limits.ttlMs,
+      expiresAt: Date.now() + lifeMs,
       timer,
     });
     this.bytes += bytes.byteLength;

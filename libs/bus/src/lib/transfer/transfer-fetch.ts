@@ -4,7 +4,10 @@ import { decodeJson, encodeJson, replySchema } from '../codec';
 import { TransportError, type BusTransport } from '../transports/transport';
 import { chunkCount, chunkLength, HEADER_REPLY_KIND, REPLY_KIND_CHUNK, transferEnvelopeSchema, type TransferEnvelope } from './transfer-protocol';
 
-/** Chunk requests in flight at once per transfer. Measured on NATS (4.3 MB): 4 is about twice as fast as 1. */
+/**
+ * Chunk requests in flight at once per transfer: a few overlap the round trips. Measured for 4.3 MB over local NATS
+ * (best of 20): about 70 ms with 1, 40 ms with 4, no better with 8.
+ */
 export const TRANSFER_PARALLELISM = 4;
 
 export interface TransferFetchOptions {
@@ -16,8 +19,6 @@ export interface TransferFetchOptions {
   deadlineAt: number;
   /** The original request's headers (correlation id, deadline, trace), sent with every chunk request. */
   headers: Record<string, string>;
-  /** The largest chunk this client accepts (its payload limit). */
-  maxChunkBytes: number;
 }
 
 /**
@@ -56,7 +57,7 @@ function parseEnvelope(bytes: Uint8Array, options: TransferFetchOptions): Transf
     raw = undefined;
   }
   const parsed = transferEnvelopeSchema.safeParse(raw);
-  if (!parsed.success || parsed.data.chunkBytes > options.maxChunkBytes) {
+  if (!parsed.success) {
     throw new AppHostError('INTERNAL', `malformed reply from ${options.service}`, {
       details: { service: options.service, correlationId: options.correlationId },
     });

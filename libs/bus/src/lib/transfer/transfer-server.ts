@@ -46,9 +46,13 @@ export class TransferServer {
     this.subscription = this.options.transport.subscribe(this.subject, this.options.queue, (msg) => Promise.resolve(this.serveChunk(msg)));
   }
 
-  /** The reply to send instead of `bytes` (an encoded reply over the payload limit): a transfer envelope, or a typed refusal. */
-  offer(label: string, bytes: Uint8Array): TransportReply {
-    const result = this.parked.park(label, bytes);
+  /**
+   * The reply to send instead of `bytes` (an encoded reply over the payload limit): a transfer envelope. Throws the
+   * typed refusal when it cannot be held: PAYLOAD_TOO_LARGE (over the whole cap), RESOURCE_EXHAUSTED (no room now).
+   * `deadline`: the request's, past which nobody will read it.
+   */
+  offer(label: string, bytes: Uint8Array, deadline: number | undefined): TransportReply {
+    const result = this.parked.park(label, bytes, deadline);
     if (result.parked) {
       const envelope: TransferEnvelope = {
         transferId: result.transferId,
@@ -62,22 +66,18 @@ export class TransferServer {
     const { maxParkedBytes } = this.options.limits;
     if (result.why === 'larger-than-capacity') {
       this.options.metrics.observeTransfer?.(label, 'served', 'PAYLOAD_TOO_LARGE', bytes.byteLength);
-      return errorOf(
-        new AppHostError('PAYLOAD_TOO_LARGE', `reply of ${bytes.byteLength} bytes exceeds the bus transfer limit of ${maxParkedBytes}`, {
-          details: { bytes: bytes.byteLength, limit: maxParkedBytes },
-        }),
-      );
+      throw new AppHostError('PAYLOAD_TOO_LARGE', `reply of ${bytes.byteLength} bytes exceeds the bus transfer limit of ${maxParkedBytes}`, {
+        details: { bytes: bytes.byteLength, limit: maxParkedBytes },
+      });
     }
     this.options.metrics.observeTransfer?.(label, 'served', 'RESOURCE_EXHAUSTED', bytes.byteLength);
-    return errorOf(
-      new AppHostError(
-        'RESOURCE_EXHAUSTED',
-        `the reply of ${bytes.byteLength} bytes cannot be held for transfer now (the service holds too many large replies)`,
-        {
-          retryable: true,
-          details: { bytes: bytes.byteLength, parkedBytes: this.parked.parkedBytes, limit: maxParkedBytes, retryAfterMs: result.retryAfterMs },
-        },
-      ),
+    throw new AppHostError(
+      'RESOURCE_EXHAUSTED',
+      `the reply of ${bytes.byteLength} bytes cannot be held for transfer now (the service holds too many large replies)`,
+      {
+        retryable: true,
+        details: { bytes: bytes.byteLength, parkedBytes: this.parked.parkedBytes, limit: maxParkedBytes, retryAfterMs: result.retryAfterMs },
+      },
     );
   }
 
