@@ -10,6 +10,7 @@ export * from './lib/service-harness';
 export * from './lib/service-conformance';
 export * from './lib/postgres-targets';
 export * from './fixtures';
+export * from './fixtures/published-servers';
 export * from './lib/widgets';
 export * from './lib/service-config';
 export * from './lib/tcp-proxy';

@@ -1,4 +1,8 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import {
+  APP_MIME_TYPE,
   ConnCallTool,
   ConnListTools,
   ConnReadResource,
@@ -8,9 +12,26 @@ import {
   type GenerationHandle,
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, type PrivateNats, PUBLISHED_SERVERS, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { alice, bootRegistry, profile, PROVIDER_FAKES, publishedSpec, type RegistryUnderTest, session } from '../test/registry-harness';
+import {
+  dropSchemasWithPrefix,
+  type PrivateNats,
+  publishedBasicVanillaJs,
+  publishedPdf,
+  publishedSystemMonitor,
+  REPO_ROOT,
+  SAMPLE_PDF_PATH,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+  type PublishedServer,
+} from '@apphost/testing';
+import { ConnectionHandlers } from '../handlers/connection.handlers';
+import { alice, bootRegistry, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
 
+/*
+ * The published MCP App example servers over real stdio, started from the specs of `@apphost/testing`
+ * (`published-servers.ts`): each lists its UI tool, runs it with the given arguments and serves its View.
+ */
 const prefix = uniquePrefix();
 let nats: PrivateNats;
 let registry: RegistryUnderTest;
@@ -30,7 +51,9 @@ afterAll(async () => {
   await dropSchemasWithPrefix(prefix);
 });
 
-async function acquire(toolsetId: string): Promise<GenerationHandle> {
+async function bind(toolsetId: string, server: PublishedServer): Promise<GenerationHandle> {
+  const { status } = await registry.client.request(RegistryPutToolset, { toolsetId, spec: { connection: server.connection, profileId: 'p' } });
+  expect(status.state).toBe('PROFILE_BOUND');
   return registry.client.request(RegistryAcquireGeneration, {
     toolsetId,
     connectionClass: 'app-safe',
@@ -40,36 +63,85 @@ async function acquire(toolsetId: string): Promise<GenerationHandle> {
   });
 }
 
-describe.each([
-  ['basicVanillaJs', PUBLISHED_SERVERS.basicVanillaJs],
-  ['systemMonitor', PUBLISHED_SERVERS.systemMonitor],
-] as const)('published example server %s over stdio', (name, server) => {
-  let handle: GenerationHandle;
+type ToolMeta = { ui?: { resourceUri?: string; visibility?: string[] } } | undefined;
+type ResourceItem = { uri: string; mimeType: string; text?: string };
 
-  beforeAll(async () => {
-    const { status } = await registry.client.request(RegistryPutToolset, { toolsetId: name, spec: publishedSpec(name, 'p') });
-    expect(status.state).toBe('PROFILE_BOUND');
-    handle = await acquire(name);
-  }, 60_000);
+const SERVERS = { basicVanillaJs: publishedBasicVanillaJs(), systemMonitor: publishedSystemMonitor(), pdf: publishedPdf() } as const;
+const handles = new Map<keyof typeof SERVERS, GenerationHandle>();
+const handleOf = (name: keyof typeof SERVERS): GenerationHandle => {
+  const handle = handles.get(name);
+  if (!handle) throw new Error(`${name} was not bound`);
+  return handle;
+};
+
+beforeAll(async () => {
+  for (const name of Object.keys(SERVERS) as (keyof typeof SERVERS)[]) handles.set(name, await bind(name, SERVERS[name]));
+}, 90_000);
+
+describe.each([
+  ['basicVanillaJs', null],
+  ['systemMonitor', 'poll-system-stats'],
+  ['pdf', 'read_pdf_bytes'],
+] as const)('published example server %s over stdio', (name, appOnlyTool) => {
+  const server = SERVERS[name];
 
   it('lists its UI tool with _meta.ui.resourceUri through the bounded walk', async () => {
-    const { tools, pages } = await requestOnGeneration(registry.client, ConnListTools, handle, {});
+    const { tools, pages } = await requestOnGeneration(registry.client, ConnListTools, handleOf(name), {});
     expect(pages).toBe(1);
-    const ui = tools.find((t) => t.name === server.uiTool);
-    expect((ui?._meta as { ui?: { resourceUri?: string } })?.ui?.resourceUri).toBe(server.resourceUri);
-    if ('appOnlyTool' in server) {
-      expect((tools.find((t) => t.name === server.appOnlyTool)?._meta as { ui?: { visibility?: string[] } })?.ui?.visibility).toEqual(['app']);
-    }
+    expect((tools.find((t) => t.name === server.uiTool.name)?._meta as ToolMeta)?.ui?.resourceUri).toBe(server.resourceUri);
+    if (appOnlyTool) expect((tools.find((t) => t.name === appOnlyTool)?._meta as ToolMeta)?.ui?.visibility).toEqual(['app']);
   }, 30_000);
 
-  it('calls the UI tool and reads its View resource on the same generation', async () => {
-    const out = await requestOnGeneration(registry.client, ConnCallTool, handle, { callId: 'c1', name: server.uiTool, arguments: {} });
+  it('runs the UI tool with its arguments on the same generation', async () => {
+    const out = await requestOnGeneration(registry.client, ConnCallTool, handleOf(name), {
+      callId: 'c1',
+      name: server.uiTool.name,
+      arguments: server.uiTool.arguments,
+    });
     expect(out).toMatchObject({ kind: 'complete' });
     if (out.kind === 'complete') expect(out.result['isError']).toBeFalsy();
-    const read = await requestOnGeneration(registry.client, ConnReadResource, handle, { uri: server.resourceUri });
-    const contents = read.contents as { uri: string; mimeType: string; text?: string }[];
+  }, 30_000);
+});
+
+it.each(['basicVanillaJs', 'systemMonitor'] as const)(
+  '%s serves its View resource through read-resource on the bus',
+  async (name) => {
+    const read = await requestOnGeneration(registry.client, ConnReadResource, handleOf(name), { uri: SERVERS[name].resourceUri });
+    const contents = read.contents as ResourceItem[];
     expect(contents).toHaveLength(1);
-    expect(contents[0]).toMatchObject({ uri: server.resourceUri, mimeType: 'text/html;profile=mcp-app' });
+    expect(contents[0]).toMatchObject({ uri: SERVERS[name].resourceUri, mimeType: APP_MIME_TYPE });
     expect(contents[0].text?.length).toBeGreaterThan(10_000);
+  },
+  30_000,
+);
+
+describe('the pdf server serves only the local file it was given', () => {
+  it('display_pdf opens the fixture PDF from disk (its URL and exact size), never a remote document', async () => {
+    const handle = handleOf('pdf');
+    const out = await requestOnGeneration(registry.client, ConnCallTool, handle, {
+      callId: 'show',
+      name: 'display_pdf',
+      arguments: SERVERS.pdf.uiTool.arguments,
+    });
+    if (out.kind !== 'complete') throw new Error('unexpected input round');
+    expect(out.result['structuredContent']).toMatchObject({ url: pathToFileURL(SAMPLE_PDF_PATH).href, totalBytes: fs.statSync(SAMPLE_PDF_PATH).size });
+    const listed = await requestOnGeneration(registry.client, ConnCallTool, handle, { callId: 'list', name: 'list_pdfs', arguments: {} });
+    if (listed.kind !== 'complete') throw new Error('unexpected input round');
+    expect(listed.result['structuredContent']).toMatchObject({ localFiles: [pathToFileURL(SAMPLE_PDF_PATH).href], allowedDirectories: [] });
+  }, 30_000);
+
+  /*
+   * The View is one ~4.3 MB HTML document: over the bus's reply limit until large replies move in chunks, so it is
+   * read in-process through the owner's own `read-resource` handler, on the generation's McpConnection.
+   */
+  it('its View is one text/html;profile=mcp-app item: the package HTML byte for byte (about 4.3 MB)', async () => {
+    const { generationId, fence } = handleOf('pdf');
+    const read = await registry.running.app.get(ConnectionHandlers).read({ ref: { generationId, fence }, uri: SERVERS.pdf.resourceUri });
+    const contents = read.contents as ResourceItem[];
+    expect(contents).toHaveLength(1);
+    expect(contents[0]).toMatchObject({ uri: 'ui://pdf-viewer/mcp-app.html', mimeType: APP_MIME_TYPE });
+    const html = fs.readFileSync(path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-pdf', 'dist', 'mcp-app.html'), 'utf8');
+    expect(contents[0].text).toBe(html);
+    expect(Buffer.byteLength(contents[0].text ?? '', 'utf8')).toBeGreaterThan(4_000_000);
   }, 30_000);
 });
