@@ -16,8 +16,9 @@ const CAPABILITIES = ['openLinks', 'serverTools', 'serverResources', 'logging', 
 /**
  * The `hostCapabilities` a View is offered: what the profile declares AND this build implements, nothing else.
  * Boolean declarations become empty capability objects (no `listChanged`: list-changed relays are not offered);
- * `message`/`updateModelContext` carry the declared modalities (copied). `dropped` names what the profile declared
- * but is not offered, so the caller can log it.
+ * `message`/`updateModelContext` carry the declared modalities in the MCP Apps shape (each modality declared `true`
+ * becomes `{}`, a `false` one is left out). `dropped` names what the profile declared but is not offered, so the
+ * caller can log it.
  */
 export function offeredHostCapabilities(
   declared: HostProfile['hostCapabilities'],
@@ -32,8 +33,17 @@ export function offeredHostCapabilities(
       dropped.push(name);
       continue;
     }
-    if (name === 'message' || name === 'updateModelContext') offered[name] = { ...(value as Record<string, unknown>) };
+    if (name === 'message' || name === 'updateModelContext') offered[name] = wireModalities(declared[name] ?? {});
     else offered[name] = {};
   }
   return { offered, dropped };
+}
+
+type DeclaredModalities = NonNullable<HostProfile['hostCapabilities']['message']>;
+
+/** `{ text: true, image: false }` → `{ text: {} }` (McpUiSupportedContentBlockModalities). */
+function wireModalities(declared: DeclaredModalities): Record<string, Record<string, never>> {
+  const wire: Record<string, Record<string, never>> = {};
+  for (const [modality, supported] of Object.entries(declared)) if (supported === true) wire[modality] = {};
+  return wire;
 }

@@ -20,10 +20,7 @@ export interface AppDocument {
  * `DOCUMENT_AMBIGUOUS` (several), `DOCUMENT_ENCODING_INVALID` (no string `text`, both `text` and `blob`, a blob that
  * is not strict base64 or not UTF-8), or PAYLOAD_TOO_LARGE `DOCUMENT_TOO_LARGE` (over `maxBytes` UTF-8 bytes).
  */
-export function selectAppDocument(
-  contents: readonly Record<string, unknown>[],
-  expected: { resourceUri: string; maxBytes: number },
-): AppDocument {
+export function selectAppDocument(contents: readonly Record<string, unknown>[], expected: { resourceUri: string; maxBytes: number }): AppDocument {
   const resourceUri = canonicalizeUri(expected.resourceUri);
   const sameUri = contents.filter((item) => canonicalOrNull(item['uri']) === resourceUri);
   const documents = sameUri.filter((item) => isAppDocumentMimeType(item['mimeType']));
