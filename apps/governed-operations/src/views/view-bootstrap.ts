@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import {
@@ -134,27 +135,23 @@ export class ViewBootstrap {
       ownerInstanceId: producer.generation.ownerInstanceId,
       connectionClass: producer.generation.connectionClass,
     };
-    // The record comes first, so a crash after the retain leaves a reference the sweep can find and release.
-    const created = await this.records.create(
-      this.recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
-    );
-    let leaseId: string | null;
+    // The record (with its lease id) comes first, so a crash after the retain leaves a reference the sweep finds.
+    const leaseId = randomUUID();
+    const reserved = await this.records.create({
+      ...this.recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
+      leaseId,
+    });
+    let retained: boolean;
     try {
-      await this.refuseRevokedSession(created);
-      leaseId = await this.peers.retain(generation, viewId);
+      await this.refuseRevokedSession(reserved);
+      retained = await this.peers.retain(generation, viewId, leaseId);
     } catch (error) {
-      await this.records.delete(created);
+      await this.records.delete(reserved);
       throw error;
     }
-    if (!leaseId) {
-      await this.records.delete(created);
+    if (!retained) {
+      await this.records.delete(reserved);
       return this.placeholder(opening, 'GENERATION_GONE', binding);
-    }
-    const reserved = await this.records.update(created, { ...created.record, leaseId });
-    if (!reserved) {
-      // The cascade revoked the half-made View (the session is being deleted): give the reference back.
-      await this.peers.release(generation, leaseId).catch(() => undefined);
-      throw viewNotFound();
     }
     try {
       return await this.activate(opening, reserved, descriptor, producer, profile);

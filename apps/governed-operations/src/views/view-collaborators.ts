@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { BusClient } from '@apphost/bus';
 import {
   AppHostError,
@@ -61,14 +60,13 @@ export class ViewCollaborators {
     return (await this.bus.request(RegistryGetProfile, { profileId })).profile;
   }
 
-  /** A new reference on the generation, held by the View; null when the generation is gone. */
-  async retain(generation: ViewGeneration, viewId: string): Promise<string | null> {
-    const leaseId = randomUUID();
+  /** A new reference `leaseId` on the generation, held by the View; false when the generation is gone. */
+  async retain(generation: ViewGeneration, viewId: string, leaseId: string): Promise<boolean> {
     try {
       await requestOnGeneration(this.bus, ConnRetain, generation, { leaseId, holder: { kind: 'view', id: viewId } });
-      return leaseId;
+      return true;
     } catch (error) {
-      if (isGenerationGone(error)) return null;
+      if (isGenerationGone(error)) return false;
       // The reply may be lost after the owner retained: give the lease back before failing.
       await this.release(generation, leaseId).catch(() => undefined);
       throw error;
