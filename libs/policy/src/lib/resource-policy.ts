@@ -16,8 +16,7 @@ function tryCanonicalize(uri: string): string | undefined {
 /**
  * Deny by default. Both sides are canonicalized; a URI (or policy entry) that fails canonicalization never
  * matches. A prefix matches only on a path-segment boundary: `ui://a/w` covers `ui://a/w` and `ui://a/w/x`,
- * never `ui://a/w-evil`, and a prefix carrying a query never matches anything but itself. A scheme alone (`ui://`)
- * covers every URI of that scheme that canonicalizes.
+ * never `ui://a/w-evil`, and a prefix carrying a query never matches anything but itself.
  */
 export function matchResourcePolicy(policy: ResourcePolicy, uri: string): boolean {
   const candidate = tryCanonicalize(uri);
@@ -26,12 +25,6 @@ export function matchResourcePolicy(policy: ResourcePolicy, uri: string): boolea
     if (tryCanonicalize(entry) === candidate) return true;
   }
   for (const entry of policy.prefixes ?? []) {
-    // `ui://` (a scheme and nothing else, as profiles write "every ui:// resource") covers every canonical URI of it.
-    const schemeOnly = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/$/.exec(entry);
-    if (schemeOnly) {
-      if (candidate.startsWith(`${schemeOnly[1].toLowerCase()}://`)) return true;
-      continue;
-    }
     const prefix = tryCanonicalize(entry);
     if (prefix === undefined) continue;
     if (candidate === prefix) return true;
