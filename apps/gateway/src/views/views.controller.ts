@@ -12,12 +12,10 @@ import {
   type OpenViewResponse,
   type Principal,
   type ResponseOf,
-  type SessionKey,
-  type ViewCaller,
   type ViewSnapshot,
 } from '@apphost/contracts';
-import { BrowserRoute, CurrentPrincipal, RequireScopes } from '../auth';
-import { parseInput, sessionNotFound } from '../http/request-input';
+import { BrowserRoute, CurrentPrincipal, RequireScopes, SCOPES } from '../auth';
+import { ownSessionKey, parseInput, viewCallerOf } from '../http/request-input';
 import {
   openViewBodySchema,
   renewViewBodySchema,
@@ -45,7 +43,7 @@ interface StatusResponse {
  * the gateway resolves the caller and validates input. Answers carrying a grant are never cached.
  */
 @Controller('v1/views')
-@RequireScopes('view')
+@RequireScopes(SCOPES.view)
 @BrowserRoute()
 export class ViewsController {
   constructor(@Inject(BusClient) private readonly bus: BusClient) {}
@@ -53,8 +51,10 @@ export class ViewsController {
   @Post()
   async open(@CurrentPrincipal() principal: Principal, @Body() body: unknown, @Res({ passthrough: true }) res: StatusResponse): Promise<OpenViewResponse> {
     const input = parseInput(openViewBodySchema, body ?? {}, 'request body');
+    // The same rule as every session route: the token's tenant, its own user (or the one a delegate names), and a
+    // view token only for the one session it was minted for; anything else is 404.
+    const session = ownSessionKey(principal, input.appName, input.sessionId, input.userId);
     const caller = viewCallerOf(principal, input.userId);
-    const session = viewSessionKey(caller, input.appName, input.sessionId);
     const view = await this.bus.request(
       GovernedOpenView,
       { caller, session, eventId: input.eventId, functionCallId: input.functionCallId, ...(input.hostContext ? { hostContext: input.hostContext } : {}) },
@@ -109,23 +109,6 @@ export class ViewsController {
     res.setHeader('Cache-Control', 'no-store');
     return replay;
   }
-}
-
-/**
- * Who a View request acts for: the token's own subject, or the `userId` a `delegate` principal names; anyone else
- * naming another user reads as absent (404), like the session routes.
- */
-export function viewCallerOf(principal: Principal, userId: string | undefined): ViewCaller {
-  if (userId === undefined || userId === principal.subject) return { principal, userId: principal.subject };
-  if (principal.scopes.includes('delegate')) return { principal, userId };
-  throw sessionNotFound();
-}
-
-/** The session a bootstrap names, in the caller's tenant; a view token reaches only the one session it names (else 404). */
-function viewSessionKey(caller: ViewCaller, appName: string, sessionId: string): SessionKey {
-  const only = caller.principal.restrictedTo;
-  if (only && (only.appName !== appName || only.sessionId !== sessionId)) throw sessionNotFound();
-  return { tenant: caller.principal.tenant, appName, userId: caller.userId, sessionId };
 }
 
 /** The grant header, checked for shape only (governed-operations compares it); any problem is the same 403, never echoing it. */
