@@ -28,7 +28,11 @@ export async function bootViewPlane(
   env: Partial<Record<keyof ViewPlaneServices, Record<string, string>>> = {},
 ): Promise<ViewPlane> {
   const definitions = loadServiceDefinitions();
-  const byName = (name: string) => definitions.find((d) => d.name === name)!;
+  const byName = (name: string) => {
+    const definition = definitions.find((d) => d.name === name);
+    if (!definition) throw new Error(`no service definition named ${name}`);
+    return definition;
+  };
   const catalogToolsets = Object.fromEntries(Object.entries(appToolsets).map(([app, ids]) => [app, ids.map((toolsetId) => ({ toolsetId }))]));
   const { services, stop } = await bootServices(
     prefix,

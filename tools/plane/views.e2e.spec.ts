@@ -118,7 +118,7 @@ describe('Views in the plane', () => {
         incarnation: ev.incarnation,
         eventId: String(ev.eventId),
         functionCallId: 'call-1',
-        recordId: descriptor.sealedResultRef!.recordId,
+        recordId: String(descriptor.sealedResultRef?.recordId),
       },
     });
     expect(view.toolResult).toEqual((sealed as { envelope: { result: unknown } }).envelope.result);
