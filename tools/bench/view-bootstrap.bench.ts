@@ -47,11 +47,18 @@ async function main(): Promise<void> {
   try {
     // catalog-policy bounds reads at 768 KiB by default; the PDF View needs the profile's 8 MiB.
     const reads = { CATALOG_READ_MAX_ITEM_BYTES: String(8 * MIB), CATALOG_READ_MAX_TOTAL_BYTES: String(8 * MIB) };
-    plane = await bootViewPlane(nats.url, prefix, { vanilla: ['vanilla'], pdf: ['pdf'] }, { catalog: reads });
+    // Sixteen 4.3 MB reads queue on one stdio connection: give them more than the test profile's 20 s.
+    plane = await bootViewPlane(
+      nats.url,
+      prefix,
+      { vanilla: ['vanilla'], pdf: ['pdf'] },
+      { catalog: reads, governed: { GOVERNED_VIEW_READ_TIMEOUT_MS: '120000' } },
+    );
     const ready = plane;
     const http = viewHttp(ready);
     const bearer = await token('bench', 'runtime view');
-    const benchProfile: HostProfile = viewProfile();
+    const base = viewProfile();
+    const benchProfile: HostProfile = { ...base, limits: { ...base.limits, readTimeoutMs: 120_000 } };
     await putProfile(ready, 'p1', benchProfile);
     const documents: Document[] = [
       { name: 'basic-vanillajs', appName: 'vanilla', server: publishedBasicVanillaJs(), total: TOTAL_SMALL },
