@@ -22,8 +22,9 @@ export const catalogConfigSchema = z.object({
   CATALOG_REGISTRY_TIMEOUT_MS: int(100, 600_000).default(30_000),
   /** Hard cap on tools accepted from one listing (the registry enforces the profile's bounds first). */
   CATALOG_MAX_TOOLS: int(1, 100_000).default(10_000),
-  CATALOG_READ_MAX_ITEM_BYTES: int(1, 8 * 1024 * 1024).default(768 * 1024),
-  CATALOG_READ_MAX_TOTAL_BYTES: int(1, 8 * 1024 * 1024).default(768 * 1024),
+  // Large enough for a View's document (the published PDF viewer is 4.3 MB): the bus moves big replies in chunks.
+  CATALOG_READ_MAX_ITEM_BYTES: int(1, 8 * 1024 * 1024).default(8 * 1024 * 1024),
+  CATALOG_READ_MAX_TOTAL_BYTES: int(1, 8 * 1024 * 1024).default(8 * 1024 * 1024),
 });
 
 export interface CatalogConfig {

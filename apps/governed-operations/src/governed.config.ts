@@ -71,7 +71,7 @@ export interface BatchConfig {
 export interface ViewConfig {
   /** Development hosts: the View CSP accepts loopback origins (`http://localhost`, `http://127.0.0.1`). */
   development: boolean;
-  /** How long the producing-generation record of a sealed UI call is kept (a View can open within it). */
+  /** How long the producing-generation record of a sealed UI call is kept when its profile cannot be read (else the profile's idempotency retention). */
   producerTtlMs: number;
   /** The bootstrap's one `resources/read` through catalog-policy. */
   readTimeoutMs: number;

@@ -38,7 +38,7 @@ export class GovernedOperationsModule {
         { provide: ConfirmationPermits, useValue: new ConfirmationPermits(coordination, config.confirmationRetentionMs) },
         { provide: CallClaims, useValue: new CallClaims(coordination, config.callClaimTtlMs) },
         { provide: OwnerHeartbeat, useValue: new OwnerHeartbeat(coordination, instanceId, config.ownerHeartbeatMs, logger) },
-        { provide: ProducingGenerations, useValue: new ProducingGenerations(coordination, config.views.producerTtlMs) },
+        { provide: ProducingGenerations, useValue: new ProducingGenerations(coordination) },
         { provide: ViewRecords, useValue: new ViewRecords(coordination, config.views.closedRetentionMs) },
         { provide: SessionLocks, useValue: new SessionLocks(coordination) },
         {

@@ -7,7 +7,9 @@ import {
   ConnListTools,
   LifecycleAppendEvents,
   LifecycleGetSession,
+  RegistryGetProfile,
   RegistryGetToolset,
+  viewPolicyOf,
   type BoundToolHandle,
   type EventWidget,
   type LedgerEventInput,
@@ -34,6 +36,8 @@ import { ProducingGenerations } from '../views/producing-generations';
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
 export interface ToolsetFacts {
   bindingRevision: string | null;
+  /** The profile the toolset is bound to (null: `MODEL_ONLY`). */
+  profileId: string | null;
   requireConfirmation: RequireConfirmation;
 }
 
@@ -68,6 +72,9 @@ export interface Outcome {
 
 export const AUTHOR = 'apphost';
 
+/** The coordination store's longest TTL: a producing record never outlives it. */
+const MAX_PRODUCER_TTL_MS = 24 * 3600 * 1000;
+
 /** What the sealing retries leave of the deadline for the append and commits that follow. */
 const APPEND_RESERVE_MS = 2_000;
 
@@ -101,6 +108,8 @@ function unavailableOutcome(call: PlannedCall, toolsetIds: readonly string[], un
 @Injectable()
 export class CallPipeline {
   private readonly sealed: SealedResultClient;
+  /** Producing-record TTL by (immutable) profile id. */
+  private readonly producerTtls = new Map<string, number>();
 
   constructor(
     @Inject(BusClient) private readonly bus: BusClient,
@@ -165,6 +174,7 @@ export class CallPipeline {
         const status = await this.bus.request(RegistryGetToolset, { toolsetId });
         out.set(toolsetId, {
           bindingRevision: status.state === 'PROFILE_BOUND' ? status.bindingRevision : null,
+          profileId: status.state === 'PROFILE_BOUND' ? status.profileId : null,
           requireConfirmation: status.requireConfirmation ?? false,
         });
       }),
@@ -295,9 +305,11 @@ export class CallPipeline {
    * it. A failure does not fail the call (the tool ran and its result is sealed): the widget still appears, and its
    * bootstrap answers the placeholder GENERATION_GONE, as if the generation had ended.
    */
-  private async recordProducer(ctx: CallContext, call: PlannedCall, handle: BoundToolHandle, recordId: string): Promise<void> {
+  private async recordProducer(ctx: CallContext, call: PlannedCall, admitted: AdmittedCall, recordId: string): Promise<void> {
+    const { handle } = admitted;
     try {
-      await this.producers.record({ session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId, recordId }, handle, call);
+      const ttlMs = await this.producerTtlOf(admitted.toolset.profileId);
+      await this.producers.record({ session: ctx.key, incarnation: ctx.incarnation, functionCallId: call.functionCallId, recordId }, handle, call, ttlMs);
     } catch (error) {
       this.logger.warn(
         { session: ctx.key.sessionId, functionCallId: call.functionCallId, toolsetId: handle.toolsetId, error: describeFailure(error) },
@@ -306,14 +318,30 @@ export class CallPipeline {
     }
   }
 
+  /**
+   * How long a producing record is kept: the profile's idempotency retention (a View may open while the call's
+   * outcome is kept), at most the coordination store's day; `GOVERNED_VIEW_PRODUCER_TTL_MS` when the profile cannot
+   * be read. Profiles are immutable, so each one's answer is kept in memory.
+   */
+  private async producerTtlOf(profileId: string | null): Promise<number> {
+    if (profileId === null) return this.config.views.producerTtlMs;
+    const known = this.producerTtls.get(profileId);
+    if (known !== undefined) return known;
+    try {
+      const { profile } = await this.bus.request(RegistryGetProfile, { profileId });
+      const ttlMs = Math.min(viewPolicyOf(profile).idempotency.retentionMs, MAX_PRODUCER_TTL_MS);
+      if (this.producerTtls.size >= 256) this.producerTtls.clear();
+      this.producerTtls.set(profileId, ttlMs);
+      return ttlMs;
+    } catch (error) {
+      this.logger.warn({ profileId, error: describeFailure(error) }, 'the profile could not be read: the producing record keeps the default TTL');
+      return this.config.views.producerTtlMs;
+    }
+  }
+
   /** Seals a profile-bound UI result PENDING with its refresh record; the model gets the projection, the event a descriptor. */
-  private async seal(
-    { call, handle }: AdmittedCall,
-    result: ValidToolResult,
-    resourceUri: string,
-    bindingRevision: string,
-    ctx: CallContext,
-  ): Promise<Outcome> {
+  private async seal(admitted: AdmittedCall, result: ValidToolResult, resourceUri: string, bindingRevision: string, ctx: CallContext): Promise<Outcome> {
+    const { call, handle } = admitted;
     const envelope: SealedEnvelope = {
       result: result as SealedEnvelope['result'],
       refresh: {
@@ -349,7 +377,7 @@ export class CallPipeline {
         ? failedOutcome(call, 'RESULT_TOO_LARGE', 'The tool ran, but its result exceeds the sealing limit, so it is not shown.')
         : failedOutcome(call, 'EXECUTED_NOT_SEALED', EXECUTED_NOT_SEALED_MESSAGE);
     }
-    await this.recordProducer(ctx, call, handle, ref.recordId);
+    await this.recordProducer(ctx, call, admitted, ref.recordId);
     return {
       response: { functionCallId: call.functionCallId, name: call.tool, response: projectForModel(result) as Record<string, unknown> },
       recordId: ref.recordId,

@@ -510,7 +510,7 @@ function freshViewState(): Pick<
   };
 }
 
-/** The host profile toolset `ts` binds to (`p`): replay-safe by `readOnlyHint`, a one-minute View lease. */
+/** The host profile toolset `ts` binds to (`p`): replay-safe by `readOnlyHint`, a one-minute View lease, outcomes kept 2 h. */
 export function testProfile(): HostProfile {
   const ref = (service: 'gateway' | 'governed-operations' | 'binding-registry' | 'sealed-result-store' | 'lifecycle-store' | 'export-audit') => ({ service });
   return {
@@ -537,6 +537,7 @@ export function testProfile(): HostProfile {
       readTimeoutMs: 20_000,
     },
     views: { leaseMs: 60_000 },
+    idempotency: { retentionMs: 2 * 3600_000 },
     replay: { readOnlyHint: true },
   };
 }

@@ -46,13 +46,10 @@ export interface ProducerLocator {
 
 /** The producing-generation records in the coordination store (`view-producer:…`, see `view-keys.ts`). */
 export class ProducingGenerations {
-  constructor(
-    private readonly store: CoordinationStore,
-    private readonly ttlMs: number,
-  ) {}
+  constructor(private readonly store: CoordinationStore) {}
 
   /** Records the producer of one sealed call; a record of the same call and sealed record is never replaced. */
-  async record(at: ProducerLocator, handle: BoundToolHandle, call: { tool: string; arguments: Record<string, unknown> }): Promise<void> {
+  async record(at: ProducerLocator, handle: BoundToolHandle, call: { tool: string; arguments: Record<string, unknown> }, ttlMs: number): Promise<void> {
     const value: ProducingGeneration = {
       v: 1,
       ...at,
@@ -70,7 +67,7 @@ export class ProducingGenerations {
       arguments: call.arguments,
       recordedAt: new Date().toISOString(),
     };
-    const stored = await this.store.setIfAbsent(keyOf(at), JSON.stringify(producingGenerationSchema.parse(value)), this.ttlMs);
+    const stored = await this.store.setIfAbsent(keyOf(at), JSON.stringify(producingGenerationSchema.parse(value)), ttlMs);
     if (!stored) throw new AppHostError('INTERNAL', 'a producing-generation record of this call and sealed record already exists');
   }
 

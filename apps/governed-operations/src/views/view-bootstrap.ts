@@ -6,33 +6,26 @@ import {
   GovernedReasons,
   isWidgetDescriptor,
   LifecycleGetSession,
-  VIEW_POLICY_DEFAULTS,
   viewPolicyOf,
-  type ColdAction,
-  type GovernedOpenView,
   type HostProfile,
   type LiveView,
   type OpenViewResponse,
-  type ParsedRequestOf,
   type PlaceholderReason,
   type PlaceholderView,
   type SealedEnvelope,
-  type ViewPolicy,
-  type ViewWidget,
   type WidgetDescriptor,
 } from '@apphost/contracts';
-import { buildViewCsp, documentUiMeta, iframeAllow, isReplaySafe, offeredHostCapabilities, selectAppDocument } from '@apphost/policy';
+import { buildViewCsp, documentUiMeta, iframeAllow, offeredHostCapabilities, selectAppDocument } from '@apphost/policy';
 import type { Logger } from '@apphost/runtime';
 import { SealedResultClient } from '@apphost/sealed-results';
 import type { BatchConfig } from '../governed.config';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { ProducingGenerations, type ProducingGeneration } from './producing-generations';
-import { callerMaySee, grantDigestOf, mintGrant, newViewId, principalDigestOf, viewNotFound } from './view-access';
+import { callerMaySee, grantDigestOf, mintGrant, newViewId, viewNotFound } from './view-access';
 import { ViewCollaborators, type ViewGeneration } from './view-collaborators';
+import { coldActionOf, defaultPolicy, recordOf, resourcePolicyOf, widgetOf, type Binding, type OpenRequest, type Opening } from './view-opening';
 import { ViewRecords, type StoredView, type ViewRecord } from './view-records';
-
-type OpenRequest = ParsedRequestOf<typeof GovernedOpenView>;
 
 /** What AppHost implements of the MCP Apps host capabilities today: View RPC and the conversation hooks are not built yet. */
 export const IMPLEMENTED_HOST_CAPABILITIES = {
@@ -46,19 +39,6 @@ export const IMPLEMENTED_HOST_CAPABILITIES = {
 
 /** The largest `resources/read` catalog-policy accepts for one item and in total. */
 const READ_LIMIT_BYTES = 8 * 1024 * 1024;
-
-const RERUN_WARNING = 'Running the tool again may repeat its effects (a new call, not a replay of the old one).';
-
-/** Everything the steps of one bootstrap share. */
-interface Opening {
-  request: OpenRequest;
-  viewId: string;
-  incarnation: number;
-  widget: ViewWidget;
-  policy: ViewPolicy;
-  /** What the replay classification and the cold actions need to know of the tool. */
-  tool: { nativeName: string; annotations?: unknown };
-}
 
 /** A bootstrap step that ends in the read-only placeholder rather than an error. */
 class Placeholder extends Error {
@@ -138,7 +118,7 @@ export class ViewBootstrap {
     // The record (with its lease id) comes first, so a crash after the retain leaves a reference the sweep finds.
     const leaseId = randomUUID();
     const reserved = await this.records.create({
-      ...this.recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
+      ...recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
       leaseId,
     });
     let retained: boolean;
@@ -290,55 +270,12 @@ export class ViewBootstrap {
   }
 
   /** A grantless placeholder View: no HTML, no result, no generation, no lease; its cold actions. */
-  private async placeholder(
-    opening: Opening,
-    reason: PlaceholderReason,
-    binding: { profileId: string | null; bindingRevision: string | null; bindingGeneration: number | null } | null,
-  ): Promise<PlaceholderView> {
-    const replaySafe = opening.tool.nativeName !== '' && isReplaySafe(opening.policy.replay, opening.tool);
-    const action: ColdAction = replaySafe
-      ? { kind: 'refresh', tool: opening.widget.tool, label: 'Refresh', warning: null }
-      : { kind: 'rerun', tool: opening.widget.tool, label: 'Run tool again', warning: RERUN_WARNING };
-    const record = { ...this.recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
+  private async placeholder(opening: Opening, reason: PlaceholderReason, binding: Binding | null): Promise<PlaceholderView> {
+    const { action, replaySafe } = coldActionOf(opening);
+    const record = { ...recordOf(opening, 'placeholder', 'ACTIVE', reason, binding, null), actions: [action], replaySafe };
     await this.refuseRevokedSession(await this.records.create(record));
     this.logger.info({ viewId: opening.viewId, session: opening.request.session.sessionId, reason, action: action.kind }, 'view placeholder');
     return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
-  }
-
-  private recordOf(
-    opening: Opening,
-    mode: ViewRecord['mode'],
-    state: ViewRecord['state'],
-    reason: PlaceholderReason | null,
-    binding: { profileId: string | null; bindingRevision: string | null; bindingGeneration: number | null } | null,
-    generation: ViewGeneration | null,
-  ): ViewRecord {
-    return {
-      v: 1,
-      viewId: opening.viewId,
-      mode,
-      state,
-      reason,
-      principalDigest: principalDigestOf(opening.request.caller.principal),
-      session: opening.request.session,
-      incarnation: opening.incarnation,
-      widget: opening.widget,
-      viewGeneration: 1,
-      serverId: opening.widget.toolsetId,
-      profileId: binding?.profileId ?? null,
-      bindingRevision: binding?.bindingRevision ?? null,
-      bindingGeneration: binding?.bindingGeneration ?? null,
-      generation,
-      leaseId: null,
-      released: generation === null,
-      grantDigest: null,
-      leaseMs: null,
-      createdAt: new Date().toISOString(),
-      expiresAt: null,
-      teardownRequestedAt: null,
-      actions: [],
-      replaySafe: false,
-    };
   }
 
   private async profileOrNull(profileId: string): Promise<HostProfile | null> {
@@ -349,32 +286,4 @@ export class ViewBootstrap {
       throw error;
     }
   }
-}
-
-function widgetOf(request: OpenRequest, resourceUri: string, tool: string, toolsetId: string | null): ViewWidget {
-  return {
-    widgetId: `${request.eventId}:${request.functionCallId}`,
-    eventId: request.eventId,
-    functionCallId: request.functionCallId,
-    resourceUri,
-    tool,
-    toolsetId,
-  };
-}
-
-/** The View policy of a widget without a profile (legacy, or a profile gone): the defaults, so nothing is replay-safe. */
-function defaultPolicy(): ViewPolicy {
-  return { ...VIEW_POLICY_DEFAULTS, replay: { tools: [], readOnlyHint: false } };
-}
-
-/**
- * The profile's resource policy as catalog-policy takes it. A prefix that is a bare scheme (`ui://`, "every ui://
- * resource") has no host and so matches nothing there: it admits the descriptor's own URI when that has the scheme.
- */
-export function resourcePolicyOf(profile: HostProfile, resourceUri: string): { exact: string[]; prefixes: string[] } {
-  const entries = profile.resourcePolicy.entries;
-  const exact = entries.filter((e) => e.match === 'exact').map((e) => e.uri);
-  const prefixes = entries.filter((e) => e.match === 'prefix').map((e) => e.uri);
-  const schemeWide = prefixes.some((p) => /^[a-z][a-z0-9+.-]*:\/\/$/i.test(p) && resourceUri.toLowerCase().startsWith(p.toLowerCase()));
-  return { exact: schemeWide ? [...exact, resourceUri] : exact, prefixes: prefixes.filter((p) => !/^[a-z][a-z0-9+.-]*:\/\/$/i.test(p)) };
 }

@@ -18,7 +18,7 @@ import type { GovernedFaultPoint } from '../governed.faults';
 import { generationIdOf, principal as batchPrincipal, session, startFakePlane, testProfile, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { live, placeholder, viewCaller, viewReferences, widgetOf as turnWithWidget } from '../test/view-helpers';
 import { ProducingGenerations } from './producing-generations';
-import { resourcePolicyOf } from './view-bootstrap';
+import { resourcePolicyOf } from './view-opening';
 
 /**
  * Views against the real service, bus and Redis, with recorded fake collaborators (`src/test/fake-plane.ts`) whose
@@ -130,6 +130,18 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
       nativeName: 'nonce-view',
       declaration: { annotations: { readOnlyHint: true } },
     });
+  });
+
+  it("the producing record is kept for the profile's idempotency retention (not the 24 h default)", async () => {
+    const at = await widgetOf();
+    const producers = plane.service.running.app.get(ProducingGenerations);
+    expect(await producers.find({ session, incarnation: 3, functionCallId: at.functionCallId, recordId: state.recordIds[at.functionCallId] })).not.toBeNull();
+    const keys = await redis.keys(`apphost:${plane.prefix}governed-operations:view-producer:*`);
+    for (const key of keys) {
+      const ttl = await redis.pttl(key);
+      expect(ttl).toBeGreaterThan(2 * 3600_000 - 60_000);
+      expect(ttl).toBeLessThanOrEqual(2 * 3600_000);
+    }
   });
 
   it('a sealed record gone or corrupt: the placeholder (refresh: the tool is read-only), the reservation released, no half-made View', async () => {

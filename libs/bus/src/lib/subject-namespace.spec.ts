@@ -34,6 +34,31 @@ describe('subject namespaces on one NATS server', () => {
     await expect(outsider.request(contract, { text: 'who' })).rejects.toMatchObject({ code: 'UNAVAILABLE' } satisfies Partial<AppHostError>);
   });
 
+  it('moves a large reply in chunks inside its namespace: the chunk subject is namespaced like every other', async () => {
+    const contract = echoContract();
+    const text = 'z'.repeat(3 * 1024 * 1024);
+    const server = new BusServer({ transport: await connect('plane_t'), instanceId: 'plane_t', queueGroup: 'same-service', logger: silentLogger });
+    server.register(contract, () => ({ text }));
+    server.start();
+    await server.ready();
+    servers.push(server);
+    const inside = await connect('plane_t');
+    const chunkSubjects: string[] = [];
+    const spying = Object.create(inside) as NatsTransport;
+    spying.request = (subject, data, options) => {
+      if (subject.includes('.transfer.')) chunkSubjects.push(subject);
+      return inside.request(subject, data, options);
+    };
+    const reply = await new BusClient({ transport: spying, defaultTimeoutMs: 5000 }).request(contract, { text: 'big' });
+    expect(reply.text === text).toBe(true);
+    expect(chunkSubjects.length).toBe(7);
+    // The same chunk subject outside the namespace reaches nobody.
+    const outsider = await connect('');
+    await expect(outsider.request(chunkSubjects[0], new TextEncoder().encode('{}'), { timeoutMs: 1000, headers: {} })).rejects.toMatchObject({
+      failure: 'no-responders',
+    });
+  });
+
   it('refuses a prefix that is not one NATS token', () => {
     for (const bad of ['a.b', 'a b', 'x*', '>', 'ä']) expect(() => new SubjectNamespace(bad)).toThrow(/subject prefix/);
     expect(new SubjectNamespace('').wire('apphost.x.v1')).toBe('apphost.x.v1');
