@@ -233,19 +233,20 @@ describe.each<[string, () => TransportFixture]>([
     const ttlMs = 300;
     const { server } = await serve(() => ({ text: bigText(2 * MiB) }), { transfer: { ttlMs } });
     let parkedAtFirstRead = 0;
-    let heldMs = 0;
+    let freedAt = 0;
     const { bus } = await client(async (request, forward) => {
       if (request.index === 0) {
         parkedAtFirstRead = server.parkedTransferBytes;
-        const started = Date.now();
         await until(() => server.parkedTransferBytes === 0, 5000);
-        heldMs = Date.now() - started;
+        freedAt = Date.now();
       }
       return forward();
     });
+    const sentAt = Date.now();
     const error = await failureOf(bus.request(contract, { text: 'x' }), 'DATA_LOSS');
     expect(parkedAtFirstRead).toBeGreaterThan(2 * MiB);
-    expect(heldMs).toBeGreaterThan(ttlMs - 100);
+    // Parked after the request was sent, so freed no sooner than a TTL after that.
+    expect(freedAt - sentAt).toBeGreaterThanOrEqual(ttlMs - 5);
     expect(error.details).toMatchObject({ transport: 'transfer-lost', refusedWith: 'NOT_FOUND' });
     expect(serverMetrics.transfers).toEqual([expect.objectContaining({ side: 'served', outcome: 'DEADLINE_EXCEEDED', bytes: parkedAtFirstRead })]);
   });
@@ -312,7 +313,7 @@ describe.each<[string, () => TransportFixture]>([
     );
     const elapsed = Date.now() - started;
     expect(elapsed).toBeGreaterThanOrEqual(1490);
-    expect(elapsed).toBeLessThan(1500 + 300);
+    expect(elapsed).toBeLessThan(1500 + 500);
     expect(error.details).toMatchObject({ transport: 'timeout', correlationId: 'late-1', transferBytes: expect.any(Number) });
     expect(error.message).toMatch(/^gateway ran the request, but its reply of \d+ bytes did not arrive in time/);
     expect(transport.chunkReads.length).toBeGreaterThan(0);
