@@ -25,10 +25,8 @@ describe('the PDF View in the plane', () => {
   beforeAll(async () => {
     nats = await startPrivateNats();
     providers = await startFakeProviders(nats.url, ['export-audit']);
-    // catalog-policy bounds every resources/read at 768 KiB by default; this deployment allows Views up to the
-    // profile's 8 MiB document limit.
-    const reads = { CATALOG_READ_MAX_ITEM_BYTES: String(8 * 1024 * 1024), CATALOG_READ_MAX_TOTAL_BYTES: String(8 * 1024 * 1024) };
-    plane = await bootViewPlane(nats.url, prefix, { pdf: ['pdf'] }, { catalog: reads });
+    // Every setting at its default: catalog-policy reads up to 8 MiB, as the profile's View document limit.
+    plane = await bootViewPlane(nats.url, prefix, { pdf: ['pdf'] });
     http = viewHttp(plane);
     alice = await token('alice', 'runtime view');
     await putProfile(plane, 'p1', viewProfile());
