@@ -45,15 +45,8 @@ async function main(): Promise<void> {
   const clients: Client[] = [];
   let plane: ViewPlane | undefined;
   try {
-    // catalog-policy bounds reads at 768 KiB by default; the PDF View needs the profile's 8 MiB.
-    const reads = { CATALOG_READ_MAX_ITEM_BYTES: String(8 * MIB), CATALOG_READ_MAX_TOTAL_BYTES: String(8 * MIB) };
     // Sixteen 4.3 MB reads queue on one stdio connection: give them more than the test profile's 20 s.
-    plane = await bootViewPlane(
-      nats.url,
-      prefix,
-      { vanilla: ['vanilla'], pdf: ['pdf'] },
-      { catalog: reads, governed: { GOVERNED_VIEW_READ_TIMEOUT_MS: '120000' } },
-    );
+    plane = await bootViewPlane(nats.url, prefix, { vanilla: ['vanilla'], pdf: ['pdf'] }, { governed: { GOVERNED_VIEW_READ_TIMEOUT_MS: '120000' } });
     const ready = plane;
     const http = viewHttp(ready);
     const bearer = await token('bench', 'runtime view');
