@@ -94,7 +94,7 @@ describe('README walkthrough on the all-in-one plane', () => {
     expect(commandsOf(commandsBlock).length).toBeGreaterThanOrEqual(10);
   });
 
-  it('profile, toolsets, session, catalog, a UI tool batch, the events, a confirmed call, an export and its audit row', () => {
+  it('profile, toolsets, session, catalog, a UI tool batch, the events, a confirmed call, an export and its audit row, the View', () => {
     const commands = commandsOf(commandsBlock);
     const marker = (i: number) => `@@walkthrough-step-${i}@@`;
     const script = ['set -euo pipefail', ...commands.flatMap((command, i) => [command, `printf '\\n%s\\n' '${marker(i)}'`])].join('\n');
@@ -167,5 +167,18 @@ describe('README walkthrough on the all-in-one plane', () => {
     expect(reply('/v1/exports?appName=demo')).toMatchObject({
       exports: [{ operationId: 'export-1', functionCallId: 'call-1', projection: 'content', status: 'released', releaseCount: 1 }],
     });
+
+    // 9. The View of call-1: live, the whole get-time document, the full result (structuredContent too), a CSP.
+    const summary = reply("node -p 'const v = JSON.parse(fs.readFileSync");
+    expect(summary).toMatchObject({ mode: 'live', viewId: expect.stringMatching(/^vw-[0-9a-f]{32}$/), csp: expect.stringMatching(/^default-src 'none'/) });
+    expect(summary.htmlBytes).toBeGreaterThan(200_000);
+    expect(summary.toolResult).toEqual(expect.arrayContaining(['content']));
+    // 10. ACTIVE, never the grant; renewed. 11. Closed (204), then CLOSED.
+    const at = (fragment: string, nth = 0) => commands.flatMap((c, i) => (c.includes(fragment) ? [i] : []))[nth];
+    const state = JSON.parse(outputs[at('curl -s -H "$H" -H "Origin: $B" $B/v1/views/$VID', 0)]) as Record<string, unknown>;
+    expect(state).toMatchObject({ viewId: summary.viewId, mode: 'live', state: 'ACTIVE', reason: null });
+    expect(reply(':renew')).toEqual({ viewId: summary.viewId, expiresAt: expect.any(String) });
+    expect(outputs[at('-X DELETE')]).toBe('204');
+    expect(JSON.parse(outputs[at('curl -s -H "$H" -H "Origin: $B" $B/v1/views/$VID', 1)])).toMatchObject({ viewId: summary.viewId, state: 'CLOSED' });
   }, 120_000);
 });

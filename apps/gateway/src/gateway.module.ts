@@ -10,6 +10,7 @@ import { ServicesController } from './services/services.controller';
 import { SessionsController } from './sessions/sessions.controller';
 import { ViewTokensController } from './sessions/view-tokens.controller';
 import { ToolBatchesController } from './tool-batches/tool-batches.controller';
+import { ViewsController } from './views/views.controller';
 
 /** The gateway's own routes; the auth module (guards) is imported next to it by the service definition. */
 @Module({})
@@ -28,6 +29,7 @@ export class GatewayModule {
         ToolApprovalController,
         ToolBatchesController,
         ExportsController,
+        ViewsController,
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };

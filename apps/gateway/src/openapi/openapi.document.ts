@@ -9,6 +9,7 @@ import { adminPaths } from '../admin/admin.openapi';
 import { catalogPaths } from '../catalog/catalog.openapi';
 import { toolBatchPaths } from '../tool-batches/tool-batches.openapi';
 import { exportPaths } from '../exports/exports.openapi';
+import { viewPaths } from '../views/views.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -72,6 +73,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       ...catalogPaths(),
       ...toolBatchPaths(),
       ...exportPaths(),
+      ...viewPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",

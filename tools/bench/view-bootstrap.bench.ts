@@ -1,0 +1,172 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { CatalogReadResource, RegistryAcquireGeneration, type HostProfile } from '@apphost/contracts';
+import {
+  dropSchemasWithPrefix,
+  publishedBasicVanillaJs,
+  publishedPdf,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
+  type PublishedServer,
+} from '@apphost/testing';
+import { token } from '../plane/catalog-harness';
+import { bootViewPlane, putProfile, putToolset, sessionWithUiCall, viewHttp, viewProfile, type ViewPlane } from '../plane/views-harness';
+import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+
+/**
+ * The View bootstrap benchmark (`npm run bench:view-bootstrap`): `POST /v1/views` through the gateway (caller,
+ * principal, session and widget checks, toolset and profile, a reference on the producing generation, the sealed
+ * resolve, one policed `resources/read` through catalog-policy and the registry owner, document selection, CSP,
+ * grant) against a direct v2 SDK `resources/read` of the same resource on another process of the same stdio server,
+ * at 1 and 16 in flight, for the ~218 KB basic-vanillajs View and the ~4.3 MB PDF View. The floor the design imposes
+ * is measured too: the one policed read over the bus (`catalog-policy.read-resource.v1` on the producing generation,
+ * chunked when large), which no bootstrap can skip. JSON lines on stdout; progress on stderr. Views opened in a
+ * round are closed after it (untimed).
+ *
+ * Run: node -r ./tools/register.cjs tools/bench/view-bootstrap.bench.ts
+ */
+const TOTAL_SMALL = positiveIntEnv('BENCH_TOTAL_SMALL', 100);
+const TOTAL_LARGE = positiveIntEnv('BENCH_TOTAL_LARGE', 16);
+const WARMUP = positiveIntEnv('BENCH_WARMUP', 5);
+const MIB = 1024 * 1024;
+
+interface Document {
+  name: 'basic-vanillajs' | 'pdf';
+  appName: string;
+  server: PublishedServer;
+  total: number;
+}
+
+async function main(): Promise<void> {
+  const nats = await startPrivateNats();
+  const prefix = uniquePrefix();
+  const providers = await startFakeProviders(nats.url, ['export-audit']);
+  const clients: Client[] = [];
+  let plane: ViewPlane | undefined;
+  try {
+    // Sixteen 4.3 MB reads queue on one stdio connection: give them more than the test profile's 20 s.
+    plane = await bootViewPlane(nats.url, prefix, { vanilla: ['vanilla'], pdf: ['pdf'] }, { governed: { GOVERNED_VIEW_READ_TIMEOUT_MS: '120000' } });
+    const ready = plane;
+    const http = viewHttp(ready);
+    const bearer = await token('bench', 'runtime view');
+    const base = viewProfile();
+    const benchProfile: HostProfile = { ...base, limits: { ...base.limits, readTimeoutMs: 120_000 } };
+    await putProfile(ready, 'p1', benchProfile);
+    const documents: Document[] = [
+      { name: 'basic-vanillajs', appName: 'vanilla', server: publishedBasicVanillaJs(), total: TOTAL_SMALL },
+      { name: 'pdf', appName: 'pdf', server: publishedPdf(), total: TOTAL_LARGE },
+    ];
+    for (const doc of documents) {
+      const state = await putToolset(ready, doc.appName, { connection: doc.server.connection, profileId: 'p1' });
+      if (state !== 'PROFILE_BOUND') throw new Error(`toolset ${doc.appName} is ${state}`);
+    }
+
+    for (const doc of documents) {
+      const sessionId = `bench-${doc.appName}`;
+      const ev = await sessionWithUiCall(http, bearer, {
+        appName: doc.appName,
+        sessionId,
+        tool: doc.server.uiTool.name,
+        arguments: doc.server.uiTool.arguments,
+      });
+      const body = { appName: doc.appName, sessionId, eventId: ev.eventId, functionCallId: 'call-1' };
+      const opened: string[] = [];
+      let bytes = 0;
+      const viaGateway = async () => {
+        const res = await http('POST', '/v1/views', { bearer, body });
+        if (res.status !== 201) throw new Error(`open view: ${res.status} ${res.text.slice(0, 300)}`);
+        bytes = Buffer.byteLength(res.body.document.html as string);
+        opened.push(res.body.viewId as string);
+      };
+      const closeOpened = async () => {
+        for (const viewId of opened.splice(0)) await http('DELETE', `/v1/views/${viewId}`, { bearer });
+      };
+
+      const direct = new Client({ name: 'bench-direct', version: '1' }, {});
+      clients.push(direct);
+      const { command, args, cwd } = doc.server.connection;
+      await direct.connect(new StdioClientTransport({ command, args, cwd, env: getDefaultEnvironment(), stderr: 'ignore' }));
+      const directRead = () => direct.readResource({ uri: doc.server.resourceUri });
+
+      // The floor: the one policed read on the session's app-safe generation (the one the widget's call ran on).
+      const handle = await ready.registry.client.request(
+        RegistryAcquireGeneration,
+        {
+          toolsetId: doc.appName,
+          connectionClass: 'app-safe',
+          principal: { tenant: 'acme', subject: 'bench', scopes: ['runtime', 'view'] },
+          session: { key: { tenant: 'acme', appName: doc.appName, userId: 'bench', sessionId }, incarnation: ev.incarnation },
+          holder: { kind: 'view', id: `bench-floor-${doc.appName}` },
+        },
+        { timeoutMs: 30_000 },
+      );
+      const generation = {
+        generationId: handle.generationId,
+        fence: handle.fence,
+        ownerInstanceId: handle.ownerInstanceId,
+        toolsetId: handle.toolsetId,
+        bindingGeneration: handle.bindingGeneration,
+        connectionClass: handle.connectionClass,
+      };
+      const floorRead = () =>
+        ready.catalog.client.request(
+          CatalogReadResource,
+          {
+            generation,
+            uri: doc.server.resourceUri,
+            policy: { prefixes: [doc.server.resourceUri] },
+            limits: { maxItemBytes: 8 * MIB, maxTotalBytes: 8 * MIB },
+          },
+          { timeoutMs: 60_000 },
+        );
+
+      await runLoad(directRead, WARMUP, 1);
+      await runLoad(floorRead, WARMUP, 1);
+      await runLoad(viaGateway, WARMUP, 1);
+      await closeOpened();
+      for (const inflight of [1, 16]) {
+        const raw = await runLoad(directRead, doc.total, inflight);
+        const floor = await runLoad(floorRead, doc.total, inflight);
+        const view = await runLoad(viaGateway, doc.total, inflight);
+        await closeOpened();
+        process.stderr.write(
+          `${doc.name} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${floor.p50_ms.toFixed(2)} ms, view ${view.p50_ms.toFixed(2)} ms\n`,
+        );
+        console.log(JSON.stringify(line(doc, bytes, inflight, raw, floor, view)));
+      }
+    }
+  } finally {
+    for (const client of clients) await client.close().catch(() => undefined);
+    await plane?.stop().catch(() => undefined);
+    await providers.stop().catch(() => undefined);
+    await nats.stop();
+    await dropSchemasWithPrefix(prefix);
+  }
+}
+
+function line(doc: Document, bytes: number, inflight: number, raw: Measurement, floor: Measurement, view: Measurement): Record<string, unknown> {
+  return {
+    bench: 'view-bootstrap',
+    document: doc.name,
+    bytes,
+    inflight,
+    total: doc.total,
+    direct_p50_ms: round3(raw.p50_ms),
+    direct_p99_ms: round3(raw.p99_ms),
+    floor_p50_ms: round3(floor.p50_ms),
+    floor_p99_ms: round3(floor.p99_ms),
+    view_p50_ms: round3(view.p50_ms),
+    view_p99_ms: round3(view.p99_ms),
+    added_p50_ms: round3(view.p50_ms - raw.p50_ms),
+    above_floor_p50_ms: round3(view.p50_ms - floor.p50_ms),
+    direct_ops_s: round3(raw.ops_s),
+    floor_ops_s: round3(floor.ops_s),
+    view_ops_s: round3(view.ops_s),
+    throughput_ratio: round3(view.ops_s / raw.ops_s),
+    floor_ratio: round3(floor.ops_s / raw.ops_s),
+    view_vs_floor_ratio: round3(view.ops_s / floor.ops_s),
+  };
+}
+
+runBench('bench:view-bootstrap', main);

@@ -1,0 +1,160 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { RegistryPutProfile, RegistryPutToolset, type HostProfile, type RunToolBatchResponse, type ToolsetSpecInput } from '@apphost/contracts';
+import { bootServices, type ServiceUnderTest } from '@apphost/testing';
+import { baseUrlOf, JWT_GATEWAY_ENV, profile } from './catalog-harness';
+import { loadServiceDefinitions } from './services';
+
+/** The host page's origin in the View suites (on the gateway's browser-route allowlist). */
+export const VIEW_ORIGIN = 'https://host.views-e2e.example';
+
+export type ViewPlaneServices = Record<'lifecycle' | 'sealed' | 'registry' | 'catalog' | 'governed' | 'gateway', ServiceUnderTest>;
+
+export interface ViewPlane extends ViewPlaneServices {
+  base: string;
+  stop(): Promise<void>;
+}
+
+/**
+ * The plane a View needs: lifecycle-store (governed-operations, sealed-result-store and binding-registry are its
+ * cascade participants, so a deleted session revokes its Views and ends its connections), sealed-result-store,
+ * binding-registry, catalog-policy, governed-operations and the gateway (JWT auth, `VIEW_ORIGIN` allowlisted), booted
+ * from their definitions on one NATS. export-audit is the caller's to provide (a fake provider answers describe).
+ */
+export async function bootViewPlane(
+  natsUrl: string,
+  prefix: string,
+  appToolsets: Record<string, string[]>,
+  env: Partial<Record<keyof ViewPlaneServices, Record<string, string>>> = {},
+): Promise<ViewPlane> {
+  const definitions = loadServiceDefinitions();
+  const byName = (name: string) => {
+    const definition = definitions.find((d) => d.name === name);
+    if (!definition) throw new Error(`no service definition named ${name}`);
+    return definition;
+  };
+  const catalogToolsets = Object.fromEntries(Object.entries(appToolsets).map(([app, ids]) => [app, ids.map((toolsetId) => ({ toolsetId }))]));
+  const { services, stop } = await bootServices(
+    prefix,
+    {
+      lifecycle: {
+        definition: byName('lifecycle-store'),
+        env: { LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store,binding-registry', ...env.lifecycle },
+      },
+      sealed: { definition: byName('sealed-result-store'), env: { SEALED_GC_INTERVAL_MS: '0', ...env.sealed } },
+      registry: {
+        definition: byName('binding-registry'),
+        env: {
+          REGISTRY_ALLOW_STDIO: 'true',
+          REGISTRY_PROVIDER_TIMEOUT_MS: '1000',
+          INSTANCE_ID: `reg-${prefix.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`,
+          ...env.registry,
+        },
+      },
+      catalog: { definition: byName('catalog-policy'), env: { CATALOG_APP_TOOLSETS: JSON.stringify(catalogToolsets), ...env.catalog } },
+      governed: { definition: byName('governed-operations'), env: { ...env.governed } },
+      gateway: { definition: byName('gateway'), env: { ...JWT_GATEWAY_ENV, AUTH_ORIGIN_ALLOWLIST: VIEW_ORIGIN, ...env.gateway } },
+    },
+    { NATS_URL: natsUrl },
+  );
+  const typed = services as ViewPlaneServices;
+  return { ...typed, base: baseUrlOf(typed.gateway), stop };
+}
+
+/** A profile for Views: the test profile, with View fields the caller sets (lease, replay classification, …). */
+export function viewProfile(overrides: Partial<HostProfile> = {}): HostProfile {
+  return { ...profile(), ...overrides };
+}
+
+export async function putProfile(plane: ViewPlane, profileId: string, body: HostProfile): Promise<void> {
+  await plane.registry.client.request(RegistryPutProfile, { profileId, profile: body });
+}
+
+export async function putToolset(plane: ViewPlane, toolsetId: string, spec: ToolsetSpecInput): Promise<string> {
+  return (await plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 60_000 })).status.state;
+}
+
+export interface HttpReply {
+  status: number;
+  text: string;
+  headers: Headers;
+  body: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- test replies are read field by field
+}
+
+/** HTTP against the plane's gateway as a browser would call the View routes: bearer, the host page's Origin, JSON. */
+export function viewHttp(plane: ViewPlane) {
+  return async (
+    method: string,
+    url: string,
+    options: { body?: unknown; bearer: string; origin?: string | null; headers?: Record<string, string> },
+  ): Promise<HttpReply> => {
+    const origin = options.origin === undefined ? VIEW_ORIGIN : options.origin;
+    const res = await fetch(`${plane.base}${url}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${options.bearer}`,
+        ...(origin ? { origin } : {}),
+        ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...options.headers,
+      },
+      body: options.body === undefined ? undefined : JSON.stringify(options.body),
+    });
+    const text = await res.text();
+    return { status: res.status, text, headers: res.headers, body: text ? (JSON.parse(text) as HttpReply['body']) : {} };
+  };
+}
+
+/** Creates a session and runs one UI call in it; the appended event. */
+export async function sessionWithUiCall(
+  http: ReturnType<typeof viewHttp>,
+  bearer: string,
+  target: { appName: string; sessionId: string; tool: string; arguments?: Record<string, unknown>; functionCallId?: string; userId?: string },
+): Promise<RunToolBatchResponse> {
+  const user = target.userId ? { userId: target.userId } : {};
+  const created = await http('POST', '/v1/sessions', { bearer, body: { appName: target.appName, sessionId: target.sessionId, ...user } });
+  if (created.status !== 201) throw new Error(`session create: ${created.status} ${created.text}`);
+  return uiCall(http, bearer, target);
+}
+
+/** One UI call in an existing session; the appended event. */
+export async function uiCall(
+  http: ReturnType<typeof viewHttp>,
+  bearer: string,
+  target: {
+    appName: string;
+    sessionId: string;
+    tool: string;
+    arguments?: Record<string, unknown>;
+    functionCallId?: string;
+    userId?: string;
+    invocationId?: string;
+  },
+): Promise<RunToolBatchResponse> {
+  const res = await http('POST', `/v1/sessions/${target.sessionId}/tool-batches`, {
+    bearer,
+    body: {
+      appName: target.appName,
+      ...(target.userId ? { userId: target.userId } : {}),
+      invocationId: target.invocationId ?? `inv-${target.functionCallId ?? 'call-1'}`,
+      calls: [{ functionCallId: target.functionCallId ?? 'call-1', tool: target.tool, arguments: target.arguments ?? {} }],
+    },
+  });
+  if (res.status !== 200) throw new Error(`tool batch: ${res.status} ${res.text}`);
+  return res.body as RunToolBatchResponse;
+}
+
+/** What a plain MCP client (the v2 SDK over stdio, its own server process) reads of a resource and lists of tools. */
+export async function directRead(
+  command: { command: string; args: string[]; cwd: string },
+  uri: string,
+): Promise<{ contents: Array<Record<string, unknown>>; tools: Array<Record<string, unknown>> }> {
+  const client = new Client({ name: 'views-e2e-direct', version: '1' }, {});
+  await client.connect(new StdioClientTransport({ ...command, env: getDefaultEnvironment(), stderr: 'ignore' }));
+  try {
+    const read = await client.readResource({ uri });
+    const listed = await client.listTools();
+    return { contents: read.contents as Array<Record<string, unknown>>, tools: listed.tools as unknown as Array<Record<string, unknown>> };
+  } finally {
+    await client.close();
+  }
+}
