@@ -29,7 +29,7 @@ export function profile(discovery: Partial<HostProfile['limits']['discovery']> =
   const ref = (service: ServiceName) => ({ service });
   return {
     extension: { mimeTypes: ['text/html;profile=mcp-app'] },
-    hostCapabilities: { openLinks: true, serverTools: true, serverResources: true, logging: false },
+    hostCapabilities: { openLinks: false, serverTools: true, serverResources: true, logging: false },
     renderer: { id: 'apphost-reference-host', version: '1' },
     providers: {
       principalResolver: ref('gateway'),

@@ -61,6 +61,9 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
       HTTP_PORT: String(config.APPHOST_PORT),
       AUTH_MODE: env.AUTH_MODE ?? 'development',
       AUTH_DEV_TOKEN_FILE: env.AUTH_DEV_TOKEN_FILE ?? tokenFile,
+      // A development plane serves Views from loopback servers too: their declared loopback origins enter the View CSP
+      // (production keeps https only), the same mode in which the gateway's own origin is allowlisted.
+      GOVERNED_VIEW_DEVELOPMENT: env.GOVERNED_VIEW_DEVELOPMENT ?? ((env.AUTH_MODE ?? 'development') === 'development' ? 'true' : 'false'),
       // Deleting a session purges what the other stores keep for it (each service that keeps session state is a participant);
       // binding-registry ends the session's MCP connections, so their server processes exit at once.
       LIFECYCLE_CASCADE_PARTICIPANTS: env.LIFECYCLE_CASCADE_PARTICIPANTS ?? 'governed-operations,sealed-result-store,export-audit,binding-registry',
