@@ -131,7 +131,7 @@ describe('View references and owner restart in the plane', () => {
 
     const refused = await open('small', 'g-small', ev);
     expect(refused.status).toBe(413);
-    expect(refused.body.error).toMatchObject({ code: 'RESOURCE_EXHAUSTED', details: { reason: 'DOCUMENT_TOO_LARGE' } });
+    expect(refused.body.error).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', details: { reason: 'DOCUMENT_TOO_LARGE', maxBytes: 1024 } });
     expect(refused.text).not.toContain('<html');
     expect(await stateOf(generation)).toEqual(before);
     expect(await governedRecords('view', 'g-small')).toEqual([]);
