@@ -153,6 +153,13 @@ describe('View references and owner restart in the plane', () => {
       details: { reason: 'CONNECTION_GENERATION_GONE' },
     });
 
+    // The View opened before the crash is revoked on its next read; its grant renews nothing.
+    expect((await getView(live.body.viewId)).body).toMatchObject({ state: 'REVOKED', reason: 'GENERATION_GONE' });
+    expect((await renew(live.body.viewId, live.body.grant)).body.error).toMatchObject({
+      code: 'FAILED_PRECONDITION',
+      details: { reason: 'VIEW_REVOKED', revocation: 'GENERATION_GONE' },
+    });
+
     const rerun = await open('rerun', 'g-rerun', rerunEv);
     expect(rerun.status).toBe(200);
     expect(rerun.body).toEqual({
