@@ -1,17 +1,35 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { RegistryPutProfile, RegistryPutToolset, type HostProfile, type RunToolBatchResponse, type ToolsetSpecInput } from '@apphost/contracts';
-import { bootServices, type ServiceUnderTest } from '@apphost/testing';
+import { BusClient, type NatsTransport } from '@apphost/bus';
+import {
+  bootServices,
+  connectTestTransport,
+  eventually,
+  freePort,
+  spawnTs,
+  TEST_DATABASE_URL,
+  TEST_REDIS_URL,
+  waitForExit,
+  type ServiceUnderTest,
+} from '@apphost/testing';
+/** One service of a `bootServices` plan. */
+type ServiceBoot = Parameters<typeof bootServices>[1][string];
 import { baseUrlOf, JWT_GATEWAY_ENV, profile } from './catalog-harness';
 import { loadServiceDefinitions } from './services';
 
 /** The host page's origin in the View suites (on the gateway's browser-route allowlist). */
 export const VIEW_ORIGIN = 'https://host.views-e2e.example';
 
-export type ViewPlaneServices = Record<'lifecycle' | 'sealed' | 'registry' | 'catalog' | 'governed' | 'gateway', ServiceUnderTest>;
+export type ViewPlaneServices = Record<'lifecycle' | 'sealed' | 'catalog' | 'governed' | 'gateway', ServiceUnderTest> & {
+  /** In process, or (option `registryProcess`) a client of the registry's own process. */
+  registry: Pick<ServiceUnderTest, 'client' | 'stop'>;
+};
 
 export interface ViewPlane extends ViewPlaneServices {
   base: string;
+  /** The registry's own process when booted with `registryProcess` (it can be killed and restarted), else null. */
+  registryProcess: RegistryProcess | null;
   stop(): Promise<void>;
 }
 
@@ -26,6 +44,7 @@ export async function bootViewPlane(
   prefix: string,
   appToolsets: Record<string, string[]>,
   env: Partial<Record<keyof ViewPlaneServices, Record<string, string>>> = {},
+  options: { registryProcess?: boolean } = {},
 ): Promise<ViewPlane> {
   const definitions = loadServiceDefinitions();
   const byName = (name: string) => {
@@ -34,7 +53,15 @@ export async function bootViewPlane(
     return definition;
   };
   const catalogToolsets = Object.fromEntries(Object.entries(appToolsets).map(([app, ids]) => [app, ids.map((toolsetId) => ({ toolsetId }))]));
-  const { services, stop } = await bootServices(
+  const registryEnv = {
+    REGISTRY_ALLOW_STDIO: 'true',
+    REGISTRY_PROVIDER_TIMEOUT_MS: '1000',
+    INSTANCE_ID: `reg-${prefix.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`,
+    ...env.registry,
+  };
+  const registryProcess = options.registryProcess ? await RegistryProcess.start(natsUrl, prefix, registryEnv) : null;
+  const registryPlan: Record<string, ServiceBoot> = registryProcess ? {} : { registry: { definition: byName('binding-registry'), env: registryEnv } };
+  const booted = await bootServices<string>(
     prefix,
     {
       lifecycle: {
@@ -42,24 +69,99 @@ export async function bootViewPlane(
         env: { LIFECYCLE_CASCADE_PARTICIPANTS: 'governed-operations,sealed-result-store,binding-registry', ...env.lifecycle },
       },
       sealed: { definition: byName('sealed-result-store'), env: { SEALED_GC_INTERVAL_MS: '0', ...env.sealed } },
-      registry: {
-        definition: byName('binding-registry'),
-        env: {
-          REGISTRY_ALLOW_STDIO: 'true',
-          REGISTRY_PROVIDER_TIMEOUT_MS: '1000',
-          INSTANCE_ID: `reg-${prefix.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`,
-          ...env.registry,
-        },
-      },
+      ...registryPlan,
       catalog: { definition: byName('catalog-policy'), env: { CATALOG_APP_TOOLSETS: JSON.stringify(catalogToolsets), ...env.catalog } },
       governed: { definition: byName('governed-operations'), env: { ...env.governed } },
       gateway: { definition: byName('gateway'), env: { ...JWT_GATEWAY_ENV, AUTH_ORIGIN_ALLOWLIST: VIEW_ORIGIN, ...env.gateway } },
     },
     { NATS_URL: natsUrl },
-  );
-  const typed = services as ViewPlaneServices;
-  return { ...typed, base: baseUrlOf(typed.gateway), stop };
+  ).catch(async (error: unknown) => {
+    await registryProcess?.stop();
+    throw error;
+  });
+  const typed = { ...booted.services, ...(registryProcess ? { registry: registryProcess } : {}) } as unknown as ViewPlaneServices;
+  const stop = async () => {
+    await booted.stop();
+    await registryProcess?.stop();
+  };
+  return { ...typed, base: baseUrlOf(typed.gateway), registryProcess, stop };
 }
+
+/**
+ * binding-registry as its own process (`apps/binding-registry/src/main.ts`, as deployed) on the plane's NATS,
+ * PostgreSQL schemas and Redis prefix, so a suite can crash its owner: `kill` is a SIGKILL (no graceful stop, its
+ * rows stay LIVE, its stdio children lose their parent), `restart` starts it again with the same INSTANCE_ID.
+ */
+export class RegistryProcess {
+  private child: ReturnType<typeof spawnTs>;
+
+  private constructor(
+    private readonly env: Record<string, string>,
+    private readonly transport: NatsTransport,
+    readonly client: BusClient,
+  ) {
+    this.child = spawnTs(REGISTRY_ENTRY, env);
+  }
+
+  static async start(natsUrl: string, prefix: string, env: Record<string, string>): Promise<RegistryProcess> {
+    const processEnv = {
+      NATS_URL: natsUrl,
+      DATABASE_URL: TEST_DATABASE_URL,
+      REDIS_URL: TEST_REDIS_URL,
+      DATABASE_SCHEMA_PREFIX: prefix,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: String(await freePort()),
+      SHUTDOWN_GRACE_MS: '2000',
+      LOG_LEVEL: 'warn',
+      ...env,
+    };
+    const transport = await connectTestTransport('test-registry-process', { natsUrl });
+    const registry = new RegistryProcess(processEnv, transport, new BusClient({ transport, defaultTimeoutMs: 5000 }));
+    await registry.healthy().catch(async (error: unknown) => {
+      await registry.stop();
+      throw error;
+    });
+    return registry;
+  }
+
+  get instanceId(): string {
+    return this.env.INSTANCE_ID;
+  }
+
+  async kill(): Promise<void> {
+    this.child.kill('SIGKILL');
+    await waitForExit(this.child, 10_000);
+  }
+
+  async restart(): Promise<void> {
+    this.child = spawnTs(REGISTRY_ENTRY, this.env);
+    await this.healthy();
+  }
+
+  async stop(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGTERM');
+      await waitForExit(this.child, 20_000).catch(() => undefined);
+    }
+    await this.transport.close().catch(() => undefined);
+  }
+
+  /** Its probe answers /healthz (its bus handlers are subscribed by then). */
+  private async healthy(): Promise<void> {
+    const child = this.child;
+    await eventually(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`binding-registry exited (${child.exitCode}): ${child.output().stderr}`);
+        const res = await fetch(`http://127.0.0.1:${this.env.HTTP_PORT}/healthz`).catch(() => undefined);
+        return res?.ok ? true : undefined;
+      },
+      60_000,
+      200,
+    );
+  }
+}
+
+const REGISTRY_ENTRY = 'apps/binding-registry/src/main.ts';
 
 /** A profile for Views: the test profile, with View fields the caller sets (lease, replay classification, …). */
 export function viewProfile(overrides: Partial<HostProfile> = {}): HostProfile {

@@ -40,6 +40,18 @@ export const IMPLEMENTED_HOST_CAPABILITIES = {
 /** The largest `resources/read` catalog-policy accepts for one item and in total. */
 const READ_LIMIT_BYTES = 8 * 1024 * 1024;
 
+/**
+ * catalog-policy refuses an item over the read's `maxItemBytes` (the profile's document limit) itself, with its own
+ * reason: the caller of `open-view` gets this service's `DOCUMENT_TOO_LARGE` instead, as for a document over the
+ * limit found here. Any other error is returned as it is.
+ */
+function documentTooLargeOf(error: unknown, resourceUri: string, maxBytes: number): unknown {
+  if (!(error instanceof AppHostError) || error.details?.['reason'] !== 'READ_ITEM_TOO_LARGE') return error;
+  return new AppHostError('PAYLOAD_TOO_LARGE', `a content item of ${resourceUri} is over the document limit of ${maxBytes} bytes`, {
+    details: GovernedReasons.details('DOCUMENT_TOO_LARGE', { resourceUri, maxBytes }),
+  });
+}
+
 /** A bootstrap step that ends in the read-only placeholder rather than an error. */
 class Placeholder extends Error {
   constructor(readonly reason: PlaceholderReason) {
@@ -154,12 +166,17 @@ export class ViewBootstrap {
     const { request, viewId, incarnation, policy } = opening;
     const envelope = await this.resolveSealed(opening, descriptor, producer.recordId);
 
-    const read = await this.peers.readResource({
-      generation: { ...producer.generation },
-      uri: descriptor.resourceUri,
-      policy: resourcePolicyOf(profile, descriptor.resourceUri),
-      limits: { maxItemBytes: Math.min(policy.views.maxDocumentBytes, READ_LIMIT_BYTES), maxTotalBytes: READ_LIMIT_BYTES },
-    });
+    const maxItemBytes = Math.min(policy.views.maxDocumentBytes, READ_LIMIT_BYTES);
+    const read = await this.peers
+      .readResource({
+        generation: { ...producer.generation },
+        uri: descriptor.resourceUri,
+        policy: resourcePolicyOf(profile, descriptor.resourceUri),
+        limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },
+      })
+      .catch((error: unknown) => {
+        throw documentTooLargeOf(error, descriptor.resourceUri, maxItemBytes);
+      });
     const document = selectAppDocument(read.contents, { resourceUri: descriptor.resourceUri, maxBytes: policy.views.maxDocumentBytes });
     const listingMeta = (producer.declaration['_meta'] as Record<string, unknown> | undefined)?.['ui'];
     const meta = documentUiMeta(document.itemMeta?.['ui'], listingMeta);
