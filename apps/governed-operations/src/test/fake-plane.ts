@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { BusServer } from '@apphost/bus';
 import {
   AppHostError,
@@ -233,7 +234,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     const bindingRevision = bindingState === 'PROFILE_BOUND' ? (state.revisions[r.toolsetId] ?? 'v1.k1.abcd') : null;
     return {
       toolsetId: r.toolsetId,
-      profileId: known.state === 'PROFILE_BOUND' ? 'p' : null,
+      profileId: known.state === 'PROFILE_BOUND' ? profileIdOf(state.profile) : null,
       state: bindingState,
       bindingGeneration: state.bindingGenerations[r.toolsetId] ?? 1,
       bindingRevision,
@@ -330,7 +331,10 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       call: descriptor ? null : { name: (widget as { tool: string }).tool, args: (widget as { toolArgs: Record<string, unknown> }).toolArgs },
     };
   });
-  fakes.register(RegistryGetProfile, (r) => ({ profileId: r.profileId, profile: { ...testProfile(), ...state.profile } }));
+  fakes.register(RegistryGetProfile, (r) => {
+    state.log.push(`get-profile:${r.profileId}`);
+    return { profileId: r.profileId, profile: { ...testProfile(), ...state.profile } };
+  });
   // catalog-policy's policed read: the real fixture server's answer for its resource, a test's override, or one App item.
   fakes.register(CatalogReadResource, async (r) => {
     state.log.push(`read-resource:${r.generation.generationId}`);
@@ -540,4 +544,9 @@ export function testProfile(): HostProfile {
     idempotency: { retentionMs: 2 * 3600_000 },
     replay: { readOnlyHint: true },
   };
+}
+
+/** A stored profile is immutable by id (callers cache it): a test that changes the profile's fields gets another id. */
+function profileIdOf(fields: Partial<HostProfile>): string {
+  return Object.keys(fields).length === 0 ? 'p' : `p-${createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 16)}`;
 }

@@ -74,9 +74,11 @@ export class ViewBootstrap {
     // (1) Who asks, for which session and widget.
     const { caller, session } = request;
     if (!callerMaySee(caller, session)) throw viewNotFound();
-    if (await this.peers.principalRevoked(caller.principal))
-      throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
-    const current = await this.bus.request(LifecycleGetSession, { session });
+    // Independent questions, asked together; answered in the RFC's order (a revoked principal wins over any session answer).
+    const [revoked, current] = inOrder(
+      await Promise.allSettled([this.peers.principalRevoked(caller.principal), this.bus.request(LifecycleGetSession, { session })]),
+    );
+    if (revoked) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
     if (current.state !== 'ACTIVE') throw viewNotFound();
     const incarnation = current.incarnation;
     const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
@@ -91,11 +93,14 @@ export class ViewBootstrap {
 
     // (2) The toolset must still be bound as the descriptor says; the View binds to the generation that produced it.
     const descriptor = located.widget;
-    const status = await this.peers.toolset(descriptor.toolsetId);
+    const { recordId } = descriptor.sealedResultRef ?? {};
+    const [status, producer] = inOrder(
+      await Promise.allSettled([
+        this.peers.toolset(descriptor.toolsetId),
+        recordId ? this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId }) : null,
+      ]),
+    );
     const profile = status?.profileId ? await this.profileOrNull(status.profileId) : null;
-    const producer = descriptor.sealedResultRef
-      ? await this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId: descriptor.sealedResultRef.recordId })
-      : null;
     // Without the producing record, the sealed refresh record still names the tool (best effort, for the placeholder).
     const sealedName = producer || located.call ? null : await this.sealedToolName(request, incarnation, descriptor);
     const opening: Opening = {
@@ -123,8 +128,7 @@ export class ViewBootstrap {
     });
     let retained: boolean;
     try {
-      await this.refuseRevokedSession(reserved);
-      retained = await this.peers.retain(generation, viewId, leaseId);
+      retained = await this.retainUnlessRevoked(reserved, generation, leaseId);
     } catch (error) {
       await this.records.delete(reserved);
       throw error;
@@ -237,6 +241,19 @@ export class ViewBootstrap {
     throw viewNotFound();
   }
 
+  /**
+   * The reference, taken while the revocation marker is read (both after the record is written, which is all the
+   * cascade's guarantee needs). A revoked incarnation gives the reference back and answers not found.
+   */
+  private async retainUnlessRevoked(reserved: StoredView, generation: ViewGeneration, leaseId: string): Promise<boolean> {
+    const { session, incarnation, viewId } = reserved.record;
+    const [revoked, retained] = await Promise.allSettled([this.records.sessionRevoked(session, incarnation), this.peers.retain(generation, viewId, leaseId)]);
+    if (revoked.status === 'fulfilled' && !revoked.value) return inOrder([retained])[0];
+    if (retained.status === 'fulfilled' && retained.value) await this.peers.release(generation, leaseId);
+    if (revoked.status === 'rejected') throw revoked.reason;
+    throw viewNotFound();
+  }
+
   /** The native tool name of the widget's sealed refresh record, or null when the record cannot be read. */
   private async sealedToolName(request: OpenRequest, incarnation: number, descriptor: WidgetDescriptor): Promise<string | null> {
     if (!descriptor.sealedResultRef) return null;
@@ -259,6 +276,8 @@ export class ViewBootstrap {
   private async unreserve(reserved: StoredView, generation: ViewGeneration, leaseId: string): Promise<boolean> {
     try {
       await this.peers.release(generation, leaseId);
+      // The reservation is usually unchanged: only when another change won is the record read again.
+      if (await this.records.delete(reserved)) return true;
       const current = await this.records.find(reserved.record.viewId);
       if (current) await this.records.delete(current);
       return true;
@@ -286,4 +305,10 @@ export class ViewBootstrap {
       throw error;
     }
   }
+}
+
+/** The values of settled lookups, or the first failure in their order (as if they had been asked one by one). */
+function inOrder<T extends readonly unknown[]>(settled: { [K in keyof T]: PromiseSettledResult<T[K]> }): T {
+  for (const result of settled) if (result.status === 'rejected') throw result.reason;
+  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
