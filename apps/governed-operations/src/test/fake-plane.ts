@@ -115,6 +115,8 @@ const TOOLSETS: Record<string, { state: BindingState; requireConfirmation?: stri
 /** What the fakes saw, and the knobs a test turns; `reset()` before each test. */
 export interface FakeState {
   log: string[];
+  /** The profile ids `get-profile` was asked for, in order (kept apart from `log`, whose order tests assert). */
+  profileReads: string[];
   appended: LedgerEventInput[];
   created: ParsedRequestOf<typeof SealedCreate>[];
   committed: ParsedRequestOf<typeof SealedCommit>[];
@@ -170,6 +172,7 @@ export interface FakePlane {
 export async function startFakePlane(env: Record<string, string> = {}): Promise<FakePlane> {
   const state: FakeState = {
     log: [],
+    profileReads: [],
     appended: [],
     created: [],
     committed: [],
@@ -332,7 +335,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     };
   });
   fakes.register(RegistryGetProfile, (r) => {
-    state.log.push(`get-profile:${r.profileId}`);
+    state.profileReads.push(r.profileId);
     return { profileId: r.profileId, profile: { ...testProfile(), ...state.profile } };
   });
   // catalog-policy's policed read: the real fixture server's answer for its resource, a test's override, or one App item.
@@ -460,6 +463,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     reset: async () => {
       Object.assign(state, {
         log: [],
+        profileReads: [],
         appended: [],
         created: [],
         committed: [],

@@ -109,7 +109,7 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     state.profile = { views: { leaseMs: 61_000, maxDocumentBytes: 4096 } }; // a profile id no earlier test used
     const first = await widgetOf();
     const second = await widgetOf();
-    const asked = () => state.log.filter((l) => l.startsWith('get-profile:') && l !== 'get-profile:p').length;
+    const asked = () => state.profileReads.filter((id) => id !== 'p').length;
     const before = asked();
     live(await open(first));
     expect(asked()).toBe(before + 1);
