@@ -13,6 +13,7 @@ import {
   type PlaceholderReason,
   type PlaceholderView,
   type SealedEnvelope,
+  type ToolsetStatus,
   type WidgetDescriptor,
 } from '@apphost/contracts';
 import { buildViewCsp, documentUiMeta, iframeAllow, offeredHostCapabilities, selectAppDocument } from '@apphost/policy';
@@ -75,10 +76,9 @@ export class ViewBootstrap {
     const { caller, session } = request;
     if (!callerMaySee(caller, session)) throw viewNotFound();
     // Independent questions, asked together; answered in the RFC's order (a revoked principal wins over any session answer).
-    const [revoked, current] = inOrder(
-      await Promise.allSettled([this.peers.principalRevoked(caller.principal), this.bus.request(LifecycleGetSession, { session })]),
-    );
-    if (revoked) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    const [revoked, asked] = await Promise.allSettled([this.peers.principalRevoked(caller.principal), this.bus.request(LifecycleGetSession, { session })]);
+    if (valueOf(revoked)) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    const current = valueOf(asked);
     if (current.state !== 'ACTIVE') throw viewNotFound();
     const incarnation = current.incarnation;
     const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
@@ -94,13 +94,12 @@ export class ViewBootstrap {
     // (2) The toolset must still be bound as the descriptor says; the View binds to the generation that produced it.
     const descriptor = located.widget;
     const { recordId } = descriptor.sealedResultRef ?? {};
-    const [status, producer] = inOrder(
-      await Promise.allSettled([
-        this.peers.toolset(descriptor.toolsetId),
-        recordId ? this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId }) : null,
-      ]),
-    );
-    const profile = status?.profileId ? await this.profileOrNull(status.profileId) : null;
+    const [bound, found] = await Promise.allSettled([
+      this.boundProfile(descriptor.toolsetId),
+      recordId ? this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId }) : null,
+    ]);
+    const { status, profile } = valueOf(bound);
+    const producer = valueOf(found);
     // Without the producing record, the sealed refresh record still names the tool (best effort, for the placeholder).
     const sealedName = producer || located.call ? null : await this.sealedToolName(request, incarnation, descriptor);
     const opening: Opening = {
@@ -248,7 +247,7 @@ export class ViewBootstrap {
   private async retainUnlessRevoked(reserved: StoredView, generation: ViewGeneration, leaseId: string): Promise<boolean> {
     const { session, incarnation, viewId } = reserved.record;
     const [revoked, retained] = await Promise.allSettled([this.records.sessionRevoked(session, incarnation), this.peers.retain(generation, viewId, leaseId)]);
-    if (revoked.status === 'fulfilled' && !revoked.value) return inOrder([retained])[0];
+    if (revoked.status === 'fulfilled' && !revoked.value) return valueOf(retained);
     if (retained.status === 'fulfilled' && retained.value) await this.peers.release(generation, leaseId);
     if (revoked.status === 'rejected') throw revoked.reason;
     throw viewNotFound();
@@ -297,6 +296,12 @@ export class ViewBootstrap {
     return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
   }
 
+  /** The toolset's status and, when it names one, its profile (null when either is unknown). */
+  private async boundProfile(toolsetId: string): Promise<{ status: ToolsetStatus | null; profile: HostProfile | null }> {
+    const status = await this.peers.toolset(toolsetId);
+    return { status, profile: status?.profileId ? await this.profileOrNull(status.profileId) : null };
+  }
+
   private async profileOrNull(profileId: string): Promise<HostProfile | null> {
     try {
       return await this.peers.profile(profileId);
@@ -307,8 +312,8 @@ export class ViewBootstrap {
   }
 }
 
-/** The values of settled lookups, or the first failure in their order (as if they had been asked one by one). */
-function inOrder<T extends readonly unknown[]>(settled: { [K in keyof T]: PromiseSettledResult<T[K]> }): T {
-  for (const result of settled) if (result.status === 'rejected') throw result.reason;
-  return settled.map((result) => (result as PromiseFulfilledResult<unknown>).value) as unknown as T;
+/** A lookup asked together with others, read in the RFC's order: its value, or its failure thrown now. */
+function valueOf<T>(settled: PromiseSettledResult<T>): T {
+  if (settled.status === 'rejected') throw settled.reason;
+  return settled.value;
 }
