@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { BusServer } from '@apphost/bus';
 import {
   AppHostError,
@@ -114,6 +115,8 @@ const TOOLSETS: Record<string, { state: BindingState; requireConfirmation?: stri
 /** What the fakes saw, and the knobs a test turns; `reset()` before each test. */
 export interface FakeState {
   log: string[];
+  /** The profile ids `get-profile` was asked for, in order (kept apart from `log`, whose order tests assert). */
+  profileReads: string[];
   appended: LedgerEventInput[];
   created: ParsedRequestOf<typeof SealedCreate>[];
   committed: ParsedRequestOf<typeof SealedCommit>[];
@@ -169,6 +172,7 @@ export interface FakePlane {
 export async function startFakePlane(env: Record<string, string> = {}): Promise<FakePlane> {
   const state: FakeState = {
     log: [],
+    profileReads: [],
     appended: [],
     created: [],
     committed: [],
@@ -233,7 +237,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     const bindingRevision = bindingState === 'PROFILE_BOUND' ? (state.revisions[r.toolsetId] ?? 'v1.k1.abcd') : null;
     return {
       toolsetId: r.toolsetId,
-      profileId: known.state === 'PROFILE_BOUND' ? 'p' : null,
+      profileId: known.state === 'PROFILE_BOUND' ? profileIdOf(state.profile) : null,
       state: bindingState,
       bindingGeneration: state.bindingGenerations[r.toolsetId] ?? 1,
       bindingRevision,
@@ -330,7 +334,10 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       call: descriptor ? null : { name: (widget as { tool: string }).tool, args: (widget as { toolArgs: Record<string, unknown> }).toolArgs },
     };
   });
-  fakes.register(RegistryGetProfile, (r) => ({ profileId: r.profileId, profile: { ...testProfile(), ...state.profile } }));
+  fakes.register(RegistryGetProfile, (r) => {
+    state.profileReads.push(r.profileId);
+    return { profileId: r.profileId, profile: { ...testProfile(), ...state.profile } };
+  });
   // catalog-policy's policed read: the real fixture server's answer for its resource, a test's override, or one App item.
   fakes.register(CatalogReadResource, async (r) => {
     state.log.push(`read-resource:${r.generation.generationId}`);
@@ -456,6 +463,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     reset: async () => {
       Object.assign(state, {
         log: [],
+        profileReads: [],
         appended: [],
         created: [],
         committed: [],
@@ -540,4 +548,9 @@ export function testProfile(): HostProfile {
     idempotency: { retentionMs: 2 * 3600_000 },
     replay: { readOnlyHint: true },
   };
+}
+
+/** A stored profile is immutable by id (callers cache it): a test that changes the profile's fields gets another id. */
+function profileIdOf(fields: Partial<HostProfile>): string {
+  return Object.keys(fields).length === 0 ? 'p' : `p-${createHash('sha256').update(JSON.stringify(fields)).digest('hex').slice(0, 16)}`;
 }

@@ -13,6 +13,7 @@ import {
   type PlaceholderReason,
   type PlaceholderView,
   type SealedEnvelope,
+  type ToolsetStatus,
   type WidgetDescriptor,
 } from '@apphost/contracts';
 import { buildViewCsp, documentUiMeta, iframeAllow, offeredHostCapabilities, selectAppDocument } from '@apphost/policy';
@@ -86,9 +87,10 @@ export class ViewBootstrap {
     // (1) Who asks, for which session and widget.
     const { caller, session } = request;
     if (!callerMaySee(caller, session)) throw viewNotFound();
-    if (await this.peers.principalRevoked(caller.principal))
-      throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
-    const current = await this.bus.request(LifecycleGetSession, { session });
+    // Independent questions, asked together; answered in the RFC's order (a revoked principal wins over any session answer).
+    const [revoked, asked] = await Promise.allSettled([this.peers.principalRevoked(caller.principal), this.bus.request(LifecycleGetSession, { session })]);
+    if (valueOf(revoked)) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    const current = valueOf(asked);
     if (current.state !== 'ACTIVE') throw viewNotFound();
     const incarnation = current.incarnation;
     const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
@@ -103,11 +105,13 @@ export class ViewBootstrap {
 
     // (2) The toolset must still be bound as the descriptor says; the View binds to the generation that produced it.
     const descriptor = located.widget;
-    const status = await this.peers.toolset(descriptor.toolsetId);
-    const profile = status?.profileId ? await this.profileOrNull(status.profileId) : null;
-    const producer = descriptor.sealedResultRef
-      ? await this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId: descriptor.sealedResultRef.recordId })
-      : null;
+    const { recordId } = descriptor.sealedResultRef ?? {};
+    const [bound, found] = await Promise.allSettled([
+      this.boundProfile(descriptor.toolsetId),
+      recordId ? this.producers.find({ session, incarnation, functionCallId: request.functionCallId, recordId }) : null,
+    ]);
+    const { status, profile } = valueOf(bound);
+    const producer = valueOf(found);
     // Without the producing record, the sealed refresh record still names the tool (best effort, for the placeholder).
     const sealedName = producer || located.call ? null : await this.sealedToolName(request, incarnation, descriptor);
     const opening: Opening = {
@@ -135,8 +139,7 @@ export class ViewBootstrap {
     });
     let retained: boolean;
     try {
-      await this.refuseRevokedSession(reserved);
-      retained = await this.peers.retain(generation, viewId, leaseId);
+      retained = await this.retainUnlessRevoked(reserved, generation, leaseId);
     } catch (error) {
       await this.records.delete(reserved);
       throw error;
@@ -254,6 +257,19 @@ export class ViewBootstrap {
     throw viewNotFound();
   }
 
+  /**
+   * The reference, taken while the revocation marker is read (both after the record is written, which is all the
+   * cascade's guarantee needs). A revoked incarnation gives the reference back and answers not found.
+   */
+  private async retainUnlessRevoked(reserved: StoredView, generation: ViewGeneration, leaseId: string): Promise<boolean> {
+    const { session, incarnation, viewId } = reserved.record;
+    const [revoked, retained] = await Promise.allSettled([this.records.sessionRevoked(session, incarnation), this.peers.retain(generation, viewId, leaseId)]);
+    if (revoked.status === 'fulfilled' && !revoked.value) return valueOf(retained);
+    if (retained.status === 'fulfilled' && retained.value) await this.peers.release(generation, leaseId);
+    if (revoked.status === 'rejected') throw revoked.reason;
+    throw viewNotFound();
+  }
+
   /** The native tool name of the widget's sealed refresh record, or null when the record cannot be read. */
   private async sealedToolName(request: OpenRequest, incarnation: number, descriptor: WidgetDescriptor): Promise<string | null> {
     if (!descriptor.sealedResultRef) return null;
@@ -276,6 +292,8 @@ export class ViewBootstrap {
   private async unreserve(reserved: StoredView, generation: ViewGeneration, leaseId: string): Promise<boolean> {
     try {
       await this.peers.release(generation, leaseId);
+      // The reservation is usually unchanged: only when another change won is the record read again.
+      if (await this.records.delete(reserved)) return true;
       const current = await this.records.find(reserved.record.viewId);
       if (current) await this.records.delete(current);
       return true;
@@ -295,6 +313,12 @@ export class ViewBootstrap {
     return { mode: 'placeholder', viewId: opening.viewId, reason, widget: opening.widget, actions: [action] };
   }
 
+  /** The toolset's status and, when it names one, its profile (null when either is unknown). */
+  private async boundProfile(toolsetId: string): Promise<{ status: ToolsetStatus | null; profile: HostProfile | null }> {
+    const status = await this.peers.toolset(toolsetId);
+    return { status, profile: status?.profileId ? await this.profileOrNull(status.profileId) : null };
+  }
+
   private async profileOrNull(profileId: string): Promise<HostProfile | null> {
     try {
       return await this.peers.profile(profileId);
@@ -303,4 +327,10 @@ export class ViewBootstrap {
       throw error;
     }
   }
+}
+
+/** A lookup asked together with others, read in the RFC's order: its value, or its failure thrown now. */
+function valueOf<T>(settled: PromiseSettledResult<T>): T {
+  if (settled.status === 'rejected') throw settled.reason;
+  return settled.value;
 }

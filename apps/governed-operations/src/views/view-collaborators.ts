@@ -19,6 +19,9 @@ import {
 import { requestOnGeneration } from '@apphost/mcp';
 import type { ViewRecord } from './view-records';
 
+/** How many profiles one replica keeps (a profile is small; a deployment has few). */
+const PROFILE_CACHE_SIZE = 256;
+
 export type ViewGeneration = NonNullable<ViewRecord['generation']>;
 
 /** True for the error every caller sees when a generation's owner no longer holds it (or is gone). */
@@ -32,9 +35,16 @@ export function isGenerationGone(error: unknown): boolean {
  * `resources/read` (catalog-policy).
  */
 export class ViewCollaborators {
+  /**
+   * Profiles by id. A stored profile is immutable (same id + other content is a CONFLICT, and none is deleted), so a
+   * cached one never goes stale: bounded, oldest evicted first, no invalidation.
+   */
+  private readonly profiles = new Map<string, HostProfile>();
+
   constructor(
     private readonly bus: BusClient,
     private readonly timeouts: { readMs: number },
+    private readonly profileCacheSize = PROFILE_CACHE_SIZE,
   ) {}
 
   async principalRevoked(principal: Pick<Principal, 'tenant' | 'subject'>): Promise<boolean> {
@@ -57,7 +67,12 @@ export class ViewCollaborators {
   }
 
   async profile(profileId: string): Promise<HostProfile> {
-    return (await this.bus.request(RegistryGetProfile, { profileId })).profile;
+    const cached = this.profiles.get(profileId);
+    if (cached) return cached;
+    const { profile } = await this.bus.request(RegistryGetProfile, { profileId });
+    if (this.profiles.size >= this.profileCacheSize) this.profiles.delete(this.profiles.keys().next().value as string);
+    this.profiles.set(profileId, profile);
+    return profile;
   }
 
   /** A new reference `leaseId` on the generation, held by the View; false when the generation is gone. */

@@ -75,10 +75,17 @@ export class ViewRecords {
     private readonly closedRetentionMs: number,
   ) {}
 
+  /**
+   * Writes the record and its session index entry together (one round trip): the cascade's guarantee needs only
+   * that both are written before the caller reads the revocation marker, which it does after this returns.
+   */
   async create(record: ViewRecord): Promise<StoredView> {
     const raw = serialize(record);
-    await this.store.setIfAbsent(sessionViewKeyOf(record.session, record.incarnation, record.viewId), record.viewId, MAX_TTL_MS);
-    if (!(await this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(this.ttlOf(record))))) throw new AppHostError('INTERNAL', 'a View id collided');
+    const [, created] = await Promise.all([
+      this.store.setIfAbsent(sessionViewKeyOf(record.session, record.incarnation, record.viewId), record.viewId, MAX_TTL_MS),
+      this.store.setIfAbsent(viewKeyOf(record.viewId), raw, clampTtl(this.ttlOf(record))),
+    ]);
+    if (!created) throw new AppHostError('INTERNAL', 'a View id collided');
     return { record, raw };
   }
 
@@ -97,11 +104,15 @@ export class ViewRecords {
     return done ? { record: next, raw } : null;
   }
 
-  /** Deletes a half-made View (a failed bootstrap) and its index entry. */
-  async delete(current: StoredView): Promise<void> {
-    await this.store.compareAndDelete(viewKeyOf(current.record.viewId), current.raw);
+  /**
+   * Deletes a half-made View (a failed bootstrap) and its index entry, if the record is still `current`; false when
+   * another change won (nothing deleted: read again).
+   */
+  async delete(current: StoredView): Promise<boolean> {
+    if (!(await this.store.compareAndDelete(viewKeyOf(current.record.viewId), current.raw))) return false;
     const { session, incarnation, viewId } = current.record;
     await this.store.compareAndDelete(sessionViewKeyOf(session, incarnation, viewId), viewId);
+    return true;
   }
 
   /** The ids of the session's Views of `incarnation` and below (the session index: a scan, for the cascade only). */

@@ -105,6 +105,19 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     expect(JSON.stringify({ document: view.document, hostContext: view.hostContext, toolResult: view.toolResult, snapshot })).not.toContain(view.grant);
   });
 
+  it('asks the registry for a profile once: profiles are immutable by id, so later bootstraps use the cached one', async () => {
+    state.profile = { views: { leaseMs: 61_000, maxDocumentBytes: 4096 } }; // a profile id no earlier test used
+    const first = await widgetOf();
+    const second = await widgetOf();
+    const asked = () => state.profileReads.filter((id) => id !== 'p').length;
+    const before = asked();
+    live(await open(first));
+    expect(asked()).toBe(before + 1);
+    const view = live(await open(second));
+    expect(asked()).toBe(before + 1);
+    expect(Date.parse(view.expiresAt) - Date.now()).toBeGreaterThan(60_500); // the cached profile's own lease
+  });
+
   it('records the producing generation before the event is appended (a batch failing at the append leaves it behind)', async () => {
     const faults = plane.service.running.app.get<FaultPoints<GovernedFaultPoint>>(FAULT_POINTS);
     faults.arm('batch.before-append');
