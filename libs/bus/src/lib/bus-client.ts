@@ -74,7 +74,8 @@ export class BusClient {
   private async exchange(subject: string, payload: unknown, opts: BusRequestOptions, label: string): Promise<unknown> {
     const current = RequestContexts.current();
     const timeoutMs = this.effectiveTimeout(opts, current?.deadline);
-    const deadlineAt = Date.now() + timeoutMs;
+    // Never later than the served request's deadline: the clock moved on since `timeoutMs` was computed from it.
+    const deadlineAt = Math.min(Date.now() + timeoutMs, current?.deadline ?? Infinity);
     const correlationId = opts.correlationId ?? current?.correlationId ?? randomUUID();
     const bytes = encodePayload(payload);
     if (bytes.byteLength > this.maxPayloadBytes) {
