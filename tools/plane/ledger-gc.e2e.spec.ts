@@ -155,7 +155,10 @@ describe('sealed-record GC asks the authoritative ledger', () => {
     let kept: Awaited<ReturnType<typeof seal>>;
     let orphan: Awaited<ReturnType<typeof seal>>;
     try {
-      kept = await seal(referenced, 0);
+      // The referenced record outlives the outage and the restart: a timer pass that runs between the restart and the
+      // append below would otherwise find it expired and unreferenced (an orphan, then) and rightly delete it. The
+      // orphan, expired at once, shows that no pass deletes anything while the ledger is down.
+      kept = await seal(referenced, 8_000);
       orphan = await seal(orphanScope, 0);
       await expectAppError(sealed.client.request(SealedGc, {}, { timeoutMs: 10_000 }), 'UNAVAILABLE', 'LEDGER_UNAVAILABLE');
       await new Promise((r) => setTimeout(r, 600)); // several timer passes fail closed too
@@ -166,8 +169,11 @@ describe('sealed-record GC asks the authoritative ledger', () => {
     }
     const eventId = await appendReferencing(session, { fc: referenced.functionCallId, recordId: kept.ref.recordId });
     await sealed.client.request(SealedGc, {});
-    expect(await stateOf(kept.ref.recordId)).toEqual({ state: 'COMMITTED', event_id: eventId });
     expect(await stateOf(orphan.ref.recordId)).toBeUndefined();
+    // The recovery pass commits it if it first asks the ledger after the append; if it asked just before (it asks once
+    // per record), GC commits it when it expires, as the ledger then says it is referenced.
+    await eventually(async () => (await stateOf(kept.ref.recordId))?.state === 'COMMITTED', 20_000);
+    expect(await stateOf(kept.ref.recordId)).toEqual({ state: 'COMMITTED', event_id: eventId });
   }, 30_000);
 
   it('a deleted session: its records go with the cascade, referenced or not, and GC does not bring anything back', async () => {
