@@ -170,18 +170,7 @@ export interface FakePlane {
 }
 
 export async function startFakePlane(env: Record<string, string> = {}): Promise<FakePlane> {
-  const state: FakeState = {
-    log: [],
-    profileReads: [],
-    appended: [],
-    created: [],
-    committed: [],
-    callArgs: [],
-    failures: {},
-    revisions: {},
-    incarnation: 3,
-    ...freshViewState(),
-  };
+  const state: FakeState = freshState();
   let records = 0;
   let ownerEpoch = 0;
   const sealedRecords = new Map<string, ParsedRequestOf<typeof SealedCreate>>();
@@ -461,20 +450,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       owner = await startOwner();
     },
     reset: async () => {
-      Object.assign(state, {
-        log: [],
-        profileReads: [],
-        appended: [],
-        created: [],
-        committed: [],
-        callArgs: [],
-        failures: {},
-        revisions: {},
-        incarnation: 3,
-        callGate: undefined,
-        classifyGate: undefined,
-        ...freshViewState(),
-      });
+      Object.assign(state, { callGate: undefined, classifyGate: undefined, ...freshState() });
       if (redis.status === 'wait') await redis.connect();
       const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
       if (claims.length > 0) await redis.del(...claims);
@@ -488,6 +464,22 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       await transport.close();
       await nats.stop();
     },
+  };
+}
+
+/** What a fake plane starts with, and what `reset` puts back. */
+function freshState(): FakeState {
+  return {
+    log: [],
+    profileReads: [],
+    appended: [],
+    created: [],
+    committed: [],
+    callArgs: [],
+    failures: {},
+    revisions: {},
+    incarnation: 3,
+    ...freshViewState(),
   };
 }
 
