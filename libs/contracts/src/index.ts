@@ -66,6 +66,7 @@ export * from './services/governed-operations/get-view.v1';
 export * from './services/governed-operations/close-view.v1';
 export * from './services/governed-operations/renew-view.v1';
 export * from './services/governed-operations/replay-view.v1';
+export * from './services/governed-operations/view-rpc.v1';
 export * from './services/export-audit/export-values';
 export * from './services/export-audit/reasons';
 export * from './services/export-audit/export.v1';

@@ -2,13 +2,13 @@ import { canonicalDigest } from '@apphost/canonical-json';
 import type { HostProfile } from '@apphost/contracts';
 
 /** The optional View fields a profile may set; each is fingerprinted only when present. */
-const VIEW_FIELDS = ['views', 'rpc', 'idempotency', 'replay', 'registers'] as const;
+const VIEW_FIELDS = ['views', 'rpc', 'idempotency', 'replay', 'registers', 'audit'] as const;
 
 /**
  * The profile's fingerprint subset, the part of a host profile that `bindingRevision` signs (so a change to any of
  * it is a new revision): extension settings and modalities, callback and connection policy, policy and limits
  * revisions, sealed-store and lifecycle-store namespace/revision, and the View fields (`views`, `rpc`,
- * `idempotency`, `replay`, `registers`, `callbackPolicy.message|requestTeardown`) only when set, so a profile
+ * `idempotency`, `replay`, `registers`, `audit`, `callbackPolicy.message|requestTeardown`) only when set, so a profile
  * without them keeps the revision it had before they existed. Ephemeral generations (binding generation,
  * connection generation) are deliberately not in it, so rebinding or reconnecting under the same key keeps the revision.
  */

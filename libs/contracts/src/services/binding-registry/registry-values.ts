@@ -133,6 +133,17 @@ export const hostProfileSchema = z.strictObject({
       readOnlyHint: z.boolean().optional(),
     })
     .optional(),
+  /**
+   * Retention of app audit events per View (absent: `VIEW_POLICY_DEFAULTS.audit`): past `maxRecordsPerView`, or
+   * older than `maxAgeMs`, a View's oldest operation records are compacted into one summary record (counts and
+   * outcomes kept), so a polling View does not grow the ledger without bound.
+   */
+  audit: z
+    .strictObject({
+      maxRecordsPerView: z.number().int().min(1).max(100_000).optional(),
+      maxAgeMs: positiveMs(30 * 24 * 3600 * 1000).optional(),
+    })
+    .optional(),
   /** Model-context register caps (absent: `VIEW_POLICY_DEFAULTS.registers`). */
   registers: z
     .strictObject({

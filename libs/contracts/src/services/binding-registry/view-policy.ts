@@ -10,6 +10,7 @@ export const VIEW_POLICY_DEFAULTS = {
   idempotency: { retentionMs: 24 * 3600_000 },
   replay: { tools: [] as string[], readOnlyHint: false },
   registers: { maxRegisterBytes: 16 * 1024, maxSessionBytes: 128 * 1024 },
+  audit: { maxRecordsPerView: 200, maxAgeMs: 24 * 3600_000 },
   callbacks: { message: 'confirm' as 'accept' | 'confirm', requestTeardown: 'host-page' as 'host-page' | 'accept' },
 } as const;
 
@@ -19,6 +20,7 @@ export interface ViewPolicy {
   idempotency: { retentionMs: number };
   replay: { tools: readonly string[]; readOnlyHint: boolean };
   registers: { maxRegisterBytes: number; maxSessionBytes: number };
+  audit: { maxRecordsPerView: number; maxAgeMs: number };
   callbacks: { message: 'accept' | 'confirm'; requestTeardown: 'host-page' | 'accept' };
 }
 
@@ -30,6 +32,7 @@ export function viewPolicyOf(profile: HostProfile): ViewPolicy {
     idempotency: { ...d.idempotency, ...profile.idempotency },
     replay: { tools: profile.replay?.tools ?? d.replay.tools, readOnlyHint: profile.replay?.readOnlyHint ?? d.replay.readOnlyHint },
     registers: { ...d.registers, ...profile.registers },
+    audit: { ...d.audit, ...profile.audit },
     callbacks: {
       message: profile.callbackPolicy.message ?? d.callbacks.message,
       requestTeardown: profile.callbackPolicy.requestTeardown ?? d.callbacks.requestTeardown,

@@ -18,6 +18,23 @@ import { defineReasons, type ReasonOf } from '../../lib/errors';
  *   yield exactly one App document of the descriptor's URI within the profile's limit.
  * - `REPLAY_NOT_SAFE` (FAILED_PRECONDITION): `refresh` of a call the replay classification does not call replay-safe.
  * - `VIEW_NOT_PLACEHOLDER` (FAILED_PRECONDITION): `refresh`/`rerun` of a live View.
+ *
+ * View RPC (`view-rpc.v1`; the JSON-RPC code each maps to is in `jsonRpcCodeOf`):
+ * - `RPC_INVALID_REQUEST` (INVALID_ARGUMENT, -32600): not one JSON-RPC 2.0 request or notification (a batch array,
+ *   a missing `jsonrpc`, a message failing its published MCP / MCP Apps schema).
+ * - `RPC_ID_IN_USE` (INVALID_ARGUMENT, -32600): a second live request with an equal id on one View generation.
+ * - `RPC_METHOD_NOT_FOUND` (NOT_FOUND, -32601): a method the View RPC does not serve.
+ * - `RPC_INVALID_PARAMS` (INVALID_ARGUMENT, -32602): the params of a served method are malformed.
+ * - `IDEMPOTENCY_KEY_INVALID` (INVALID_ARGUMENT, -32602): `_meta["io.apphost/idempotency-key"]` is not 1-128 chars of `[A-Za-z0-9._-]`.
+ * - `TOOL_ARGUMENTS_INVALID` (INVALID_ARGUMENT, -32602): the arguments fail the tool's `inputSchema` (or it cannot be compiled: fail closed).
+ * - `RPC_REQUEST_TOO_LARGE` (PAYLOAD_TOO_LARGE): the message exceeds the profile's `rpc.maxRequestBytes`.
+ * - `RPC_RATE_LIMITED`, `RPC_QUEUE_FULL` (RESOURCE_EXHAUSTED, retryable): per-View / per-session rate, or queue depth.
+ * - `TOOL_NOT_APP_VISIBLE` (PERMISSION_DENIED): the tool is unknown on the View's server, not `app`-visible now, or
+ *   excluded by the profile's app-call policy (a tool of another server or toolset is always unknown here).
+ * - `IDEMPOTENCY_KEY_CONFLICT` (CONFLICT): the key was used for a different operation identity.
+ * - `IDEMPOTENT_OUTCOME_NOT_RETAINED` (FAILED_PRECONDITION): the key's operation ran, but its outcome was too large
+ *   to retain; it is not run again.
+ * - `TOOL_RESULT_INVALID` (FAILED_PRECONDITION): the server's `CallToolResult` failed validation (nothing delivered).
  */
 export const GovernedReasons = defineReasons([
   'DUPLICATE_FUNCTION_CALL_ID',
@@ -36,5 +53,18 @@ export const GovernedReasons = defineReasons([
   'DOCUMENT_TOO_LARGE',
   'REPLAY_NOT_SAFE',
   'VIEW_NOT_PLACEHOLDER',
+  'RPC_INVALID_REQUEST',
+  'RPC_ID_IN_USE',
+  'RPC_METHOD_NOT_FOUND',
+  'RPC_INVALID_PARAMS',
+  'IDEMPOTENCY_KEY_INVALID',
+  'TOOL_ARGUMENTS_INVALID',
+  'RPC_REQUEST_TOO_LARGE',
+  'RPC_RATE_LIMITED',
+  'RPC_QUEUE_FULL',
+  'TOOL_NOT_APP_VISIBLE',
+  'IDEMPOTENCY_KEY_CONFLICT',
+  'IDEMPOTENT_OUTCOME_NOT_RETAINED',
+  'TOOL_RESULT_INVALID',
 ]);
 export type GovernedReason = ReasonOf<typeof GovernedReasons>;
