@@ -95,3 +95,64 @@ export interface InFlightOperation {
    */
   settle(): Promise<boolean>;
 }
+
+/*
+ * The ports the service is built from (one implementation each; the module wires them). Each throws AppHostError
+ * with `details.reason` from GovernedReasons (or the reason of the service it asked) when it refuses.
+ */
+
+/** `rpc-admission.ts`: structure, published schemas and size, before anything is queued. */
+export interface MessageAdmission {
+  /** Throws INVALID_ARGUMENT (`RPC_INVALID_REQUEST`, `RPC_INVALID_PARAMS`, `IDEMPOTENCY_KEY_INVALID`), NOT_FOUND (`RPC_METHOD_NOT_FOUND`), PAYLOAD_TOO_LARGE (`RPC_REQUEST_TOO_LARGE`); `details.id` is the request id when it could be read. */
+  parse(message: unknown, bytes: number, policy: ViewPolicy): ParsedViewMessage;
+}
+
+/** `rpc-limiter.ts`: per-View and per-session rate and queue depth, in the coordination store (shared by replicas). */
+export interface RpcAdmission {
+  /** Throws RESOURCE_EXHAUSTED `RPC_RATE_LIMITED` / `RPC_QUEUE_FULL` (retryable). */
+  admit(view: ViewContext): Promise<RpcSlot>;
+}
+
+/** `in-flight-operations.ts`: the live JSON-RPC id scope of a View generation, and cancellation across replicas. */
+export interface OperationRegistry {
+  /** Claims the id on the View's generation; throws INVALID_ARGUMENT `RPC_ID_IN_USE` while another request holds it. */
+  begin(view: ViewContext, id: JsonRpcId, method: ViewRpcRequestMethod): Promise<InFlightOperation>;
+  /**
+   * `notifications/cancelled` for `id`: when it is live, records the cancel (first terminal outcome wins) and asks the
+   * generation's owner to cancel the upstream call; false when nothing live had that id (ignored).
+   */
+  cancel(view: ViewContext, id: JsonRpcId): Promise<boolean>;
+}
+
+/** `view-idempotency.ts`: retained outcomes of `tools/call` / `resources/read` by idempotency key. */
+export interface IdempotencyPort {
+  /**
+   * Same key + same identity → `retained` (waiting, until `deadlineAt`, for an in-flight first use, which is never run
+   * twice); same key + other identity → CONFLICT `IDEMPOTENCY_KEY_CONFLICT`; else `execute`.
+   */
+  begin(scope: IdempotencyScope, key: string, identity: string, retentionMs: number, deadlineAt: number): Promise<IdempotencyTicket>;
+}
+
+/** One app audit entry, as the service hands it over (the audit port appends the event, sealing where asked). */
+export interface AuditEntry {
+  method: string;
+  tool: string | null;
+  uri: string | null;
+  decision: 'executed' | 'denied';
+  outcome: 'ok' | 'cancelled' | ErrorEnvelope['code'];
+  reason: string | null;
+  replayed: boolean;
+  durationMs: number;
+  /** A UI-associated tool's full result: sealed, and listed in the event's `sealedResultRefs` under a host-minted id. */
+  seal: { tool: BoundToolHandle; arguments: Record<string, unknown>; result: Record<string, unknown> } | null;
+}
+
+/** `app-audit.ts`: app audit events in the ledger, with the profile's per-View retention. */
+export interface AuditPort {
+  record(view: ViewContext, entry: AuditEntry): Promise<void>;
+}
+
+/** `view-notifications.ts`: the notifications a View may send (everything but `notifications/cancelled`). */
+export interface NotificationPort {
+  handle(view: ViewContext, method: Exclude<ViewRpcNotificationMethod, 'notifications/cancelled'>, params: Record<string, unknown>): Promise<void>;
+}

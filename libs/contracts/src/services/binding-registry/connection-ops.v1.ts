@@ -94,6 +94,32 @@ export const ConnReadResource = defineContract({
   errors: ['FAILED_PRECONDITION', 'DEADLINE_EXCEEDED', 'INVALID_ARGUMENT'],
 });
 
+/**
+ * `resources/list` / `resources/templates/list` on the generation: every page (`cursor` loop inside the owner, within
+ * the profile's discovery limits), raw entries as the server listed them.
+ */
+export const ConnListResources = defineContract({
+  service: 'binding-registry',
+  operation: 'list-resources',
+  version: 1,
+  request: z.strictObject({ ref: generationRefSchema }),
+  response: z.object({ resources: z.array(z.looseObject({ uri: z.string(), name: z.string().optional() })), pages: z.number().int(), bytes: z.number().int() }),
+  errors: ['FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'],
+});
+
+export const ConnListResourceTemplates = defineContract({
+  service: 'binding-registry',
+  operation: 'list-resource-templates',
+  version: 1,
+  request: z.strictObject({ ref: generationRefSchema }),
+  response: z.object({
+    resourceTemplates: z.array(z.looseObject({ uriTemplate: z.string(), name: z.string().optional() })),
+    pages: z.number().int(),
+    bytes: z.number().int(),
+  }),
+  errors: ['FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'],
+});
+
 export const ConnPing = defineContract({
   service: 'binding-registry',
   operation: 'ping',
