@@ -156,3 +156,13 @@ export interface AuditPort {
 export interface NotificationPort {
   handle(view: ViewContext, method: Exclude<ViewRpcNotificationMethod, 'notifications/cancelled'>, params: Record<string, unknown>): Promise<void>;
 }
+
+/** Every port, as the module provides them to the service (token `VIEW_RPC_PORTS`). */
+export interface ViewRpcPorts {
+  admission: MessageAdmission;
+  limiter: RpcAdmission;
+  inFlight: OperationRegistry;
+  idempotency: IdempotencyPort;
+  audit: AuditPort;
+  notifications: NotificationPort;
+}

@@ -5,7 +5,7 @@ import { publicEventSchema } from './values';
 
 /**
  * `apphost.lifecycle-store.list-events.v1`: one page of the current `ACTIVE(n)` ledger in id order, in its public
- * serialization. `incarnation`, when given, must be the current one (else FAILED_PRECONDITION `STALE_INCARNATION`).
+ * serialization (`audience: "model"` leaves out app audit events). `incarnation`, when given, must be the current one (else FAILED_PRECONDITION `STALE_INCARNATION`).
  */
 export const LifecycleListEvents = defineContract({
   service: 'lifecycle-store',
@@ -17,6 +17,8 @@ export const LifecycleListEvents = defineContract({
       incarnation: incarnationSchema.optional(),
       afterId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
       limit: z.number().int().min(1).max(500).optional(),
+      /** `model`: without `audience: "app_audit"` events (what a model-facing read shows); `all` (default): every event. */
+      audience: z.enum(['model', 'all']).optional(),
     })
     .strict(),
   response: z.object({ incarnation: incarnationSchema, events: z.array(publicEventSchema), nextAfterId: z.number().int().min(1).nullable() }).strict(),
