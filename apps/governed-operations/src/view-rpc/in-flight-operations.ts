@@ -22,7 +22,7 @@ import type { InFlightOperation, OperationRegistry, ViewContext } from './ports'
 export interface InFlightOperationsOptions {
   /** Added to the profile's longest operation for a live id's TTL: a crashed replica's ids free themselves after it. */
   marginMs?: number;
-  /** How long `cancel` keeps asking the owner while the call has not reached it yet (cancel raced the call's start). */
+  /** How long a cancel keeps asking the owner (in the background) while the call has not reached it yet. */
   cancelRetryMs?: number;
   /** Bus timeout of one `conn.cancel-call`. */
   cancelTimeoutMs?: number;
@@ -100,23 +100,36 @@ export class InFlightOperations implements OperationRegistry {
 
   /**
    * Asks the generation's owner to cancel the call. The cancel is recorded already, so nothing here fails it: a gone
-   * generation has nothing left to cancel, and an owner that has not received the call yet is asked again (bounded)
-   * while the operation is still unsettled.
+   * generation has nothing left to cancel. An owner that has not received the call yet (the cancel overtook it in the
+   * pipeline) is asked again in the background, bounded, while the operation is still unsettled.
    */
   private async cancelUpstream(key: string, cancelled: LiveRecord, log: Record<string, unknown>): Promise<void> {
-    const { generation, callId } = cancelled;
-    if (!generation) return;
+    const { generation } = cancelled;
+    if (!generation || (await this.askOwner(generation, cancelled.callId, log))) return;
+    void this.keepAsking(key, cancelled, generation, log).catch((error: unknown) =>
+      this.logger.warn({ ...log, callId: cancelled.callId, error: describeFailure(error) }, 'cancel: gave up asking the owner'),
+    );
+  }
+
+  private async keepAsking(key: string, cancelled: LiveRecord, generation: NonNullable<LiveRecord['generation']>, log: Record<string, unknown>): Promise<void> {
     const giveUpAt = Date.now() + this.options.cancelRetryMs;
-    for (let delay = 25; ; delay = Math.min(delay * 2, 250)) {
-      try {
-        const { cancelled: reached } = await requestOnGeneration(this.bus, ConnCancelCall, generation, { callId }, { timeoutMs: this.options.cancelTimeoutMs });
-        if (reached) return this.logger.info({ ...log, callId }, 'cancelled the upstream call');
-      } catch (error) {
-        if (ConnectionReasons.of(error) === CONNECTION_GENERATION_GONE) return this.logger.info({ ...log, callId }, 'cancel: the generation is gone');
-        return this.logger.warn({ ...log, callId, error: describeFailure(error) }, 'cancel: the owner could not be asked to cancel the upstream call');
-      }
-      if (Date.now() + delay > giveUpAt || (await this.store.get(key)) !== valueOf(cancelled)) return;
+    for (let delay = 25; Date.now() + delay <= giveUpAt; delay = Math.min(delay * 2, 250)) {
       await new Promise((resolve) => setTimeout(resolve, delay));
+      if ((await this.store.get(key)) !== valueOf(cancelled)) return; // settled: nothing runs under this id any more
+      if (await this.askOwner(generation, cancelled.callId, log)) return;
+    }
+  }
+
+  /** True when nothing is left to ask: the owner cancelled the call, its generation is gone, or it cannot be asked. */
+  private async askOwner(generation: NonNullable<LiveRecord['generation']>, callId: string, log: Record<string, unknown>): Promise<boolean> {
+    try {
+      const { cancelled } = await requestOnGeneration(this.bus, ConnCancelCall, generation, { callId }, { timeoutMs: this.options.cancelTimeoutMs });
+      if (cancelled) this.logger.info({ ...log, callId }, 'cancelled the upstream call');
+      return cancelled;
+    } catch (error) {
+      if (ConnectionReasons.of(error) === CONNECTION_GENERATION_GONE) this.logger.info({ ...log, callId }, 'cancel: the generation is gone');
+      else this.logger.warn({ ...log, callId, error: describeFailure(error) }, 'cancel: the owner could not be asked to cancel the upstream call');
+      return true;
     }
   }
 }
