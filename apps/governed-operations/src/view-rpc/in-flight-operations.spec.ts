@@ -8,7 +8,6 @@ import {
   viewPolicyOf,
   type GenerationHandle,
   type HostProfile,
-  type JsonRpcId,
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import {
