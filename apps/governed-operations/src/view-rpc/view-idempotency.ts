@@ -89,7 +89,7 @@ export class ViewIdempotency implements IdempotencyPort {
   }
 }
 
-/** The claim of a first use: `complete` or `abandon`, once (later calls do nothing). */
+/** The claim of a first use: `complete` or `abandon`, once (later calls do nothing; one the store failed may be retried). */
 class FirstUse {
   private done = false;
 
@@ -106,23 +106,19 @@ class FirstUse {
   }
 
   private async complete(outcome: RetainedOutcome): Promise<void> {
-    if (this.once()) return;
+    if (this.done) return;
     let value = valueOf({ v: 1, state: 'complete', identity: this.identity, outcome });
     if (value.length > MAX_VALUE_LENGTH) value = valueOf({ v: 1, state: 'not-retained', identity: this.identity, length: value.length });
     // A claim that lapsed while the operation ran is recorded anyway unless another use has claimed the key since.
     if (!(await this.store.compareAndSet(this.key, this.claim, value, this.retentionMs))) await this.store.setIfAbsent(this.key, value, this.retentionMs);
+    this.done = true;
   }
 
   /** Nothing ran: the key is free again (only while the claim is still this use's). */
   private async abandon(): Promise<void> {
-    if (this.once()) return;
+    if (this.done) return;
     await this.store.compareAndDelete(this.key, this.claim);
-  }
-
-  private once(): boolean {
-    const was = this.done;
     this.done = true;
-    return was;
   }
 }
 
