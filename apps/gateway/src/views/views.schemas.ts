@@ -55,6 +55,16 @@ export const viewIdParamSchema = viewIdSchema;
 /** The header that carries a View's grant (a host-held secret: never logged, never in a URL). */
 export const VIEW_GRANT_HEADER = 'x-apphost-view-grant';
 
+/** What the user attested on the host page for a View RPC, comma-separated (`message`: the user confirmed a `ui/message`). */
+export const VIEW_ATTESTED_HEADER = 'x-apphost-user-attested';
+export const VIEW_ATTESTATIONS = ['message'] as const;
+export const viewAttestedHeaderSchema = z
+  .string()
+  .max(256)
+  .optional()
+  .transform((raw) => [...new Set((raw ?? '').split(',').map((s) => s.trim()).filter(Boolean))])
+  .pipe(z.array(z.enum(VIEW_ATTESTATIONS)));
+
 export const viewResponseSchema = openViewResponseSchema;
 export const viewStateSchema = viewSnapshotSchema;
 export const renewViewReplySchema = GovernedRenewView.response;
