@@ -25,7 +25,8 @@ export const gatewayConfig = z.looseObject({}).transform((env, ctx): GatewaySett
   const auth = authConfig.safeParse(env);
   const rpc = viewRpcSchema.safeParse(env);
   if (!auth.success || !rpc.success) {
-    for (const issue of [...(auth.error?.issues ?? []), ...(rpc.error?.issues ?? [])]) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+    for (const issue of [...(auth.error?.issues ?? []), ...(rpc.error?.issues ?? [])])
+      ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     return z.NEVER;
   }
   return { ...auth.data, viewRpcTimeoutMs: rpc.data.GATEWAY_VIEW_RPC_TIMEOUT_MS };

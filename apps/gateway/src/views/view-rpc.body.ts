@@ -1,3 +1,4 @@
+import { finished } from 'node:stream';
 import express, { type RequestHandler } from 'express';
 import { AppHostError } from '@apphost/contracts';
 
@@ -30,7 +31,10 @@ export function viewRpcBodyParser(limitBytes: number): RequestHandler {
     if (req.method !== 'POST') return next();
     raw(req, res, (error?: unknown) => {
       (req as WithBody)[BODY] = error ? failureOf(error, limitBytes) : classify(req);
-      next();
+      if (req.readableEnded) return next();
+      // A refusal before the read (an unknown content encoding) left the body unread: drain it, so no later parser tries.
+      req.resume();
+      finished(req, () => next());
     });
   };
 }

@@ -58,7 +58,8 @@ export class ViewRpcController {
       answer = await this.withRouteDeadline(timeoutHeader, () => this.bus.request(GovernedViewRpc, request, { timeoutMs: 'until-deadline' }));
     } catch (error) {
       // The bus carries no request over its payload limit: the message is too large for this deployment.
-      if (error instanceof AppHostError && error.code === 'PAYLOAD_TOO_LARGE') return tooLarge(parsed.message, Number(error.details?.['limit']) || parsed.bytes);
+      if (error instanceof AppHostError && error.code === 'PAYLOAD_TOO_LARGE')
+        return tooLarge(parsed.message, Number(error.details?.['limit']) || parsed.bytes);
       throw error;
     }
     res.status(STATUS_BY_KIND[answer.kind]);

@@ -39,7 +39,11 @@ export function viewRpcMessageOf(body: ViewRpcBody): ViewRpcMessage | JsonRpcRes
 }
 
 /** The JSON-RPC error answering `id` for an AppHost error: its code by `jsonRpcCodeOf`, `data: { code, reason, retryable }`. */
-export function jsonRpcErrorOf(id: JsonRpcId | null, error: AppHostError, code = jsonRpcCodeOf(error.code, GovernedReasons.of(error) ?? null)): JsonRpcResponse {
+export function jsonRpcErrorOf(
+  id: JsonRpcId | null,
+  error: AppHostError,
+  code = jsonRpcCodeOf(error.code, GovernedReasons.of(error) ?? null),
+): JsonRpcResponse {
   return {
     jsonrpc: '2.0',
     id,
@@ -49,7 +53,9 @@ export function jsonRpcErrorOf(id: JsonRpcId | null, error: AppHostError, code =
 
 /** A message too large for the route or the bus, answered with the message's id when it has a valid one. */
 export function tooLarge(message: unknown, limitBytes: number): JsonRpcResponse {
-  const error = new AppHostError('PAYLOAD_TOO_LARGE', `the message exceeds the ${limitBytes}-byte limit`, { details: GovernedReasons.details('RPC_REQUEST_TOO_LARGE') });
+  const error = new AppHostError('PAYLOAD_TOO_LARGE', `the message exceeds the ${limitBytes}-byte limit`, {
+    details: GovernedReasons.details('RPC_REQUEST_TOO_LARGE'),
+  });
   return jsonRpcErrorOf(idOf(message), error);
 }
 
