@@ -1,4 +1,4 @@
-import { Controller, Headers, Inject, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Headers, Inject, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { BusClient, RequestContexts } from '@apphost/bus';
 import { AppHostError, GovernedViewRpc, type JsonRpcResponse, type Principal } from '@apphost/contracts';
 import { SERVICE_CONTEXT, TIMEOUT_HEADER, type ServiceContext } from '@apphost/runtime';
@@ -8,7 +8,7 @@ import { parseInput, viewCallerOf } from '../http/request-input';
 import { viewRpcBodyOf } from './view-rpc.body';
 import { tooLarge, viewRpcMessageOf } from './view-rpc.messages';
 import { grantOf } from './view-grant';
-import { VIEW_ATTESTED_HEADER, VIEW_GRANT_HEADER, viewAttestedHeaderSchema, viewIdParamSchema } from './views.schemas';
+import { VIEW_ATTESTED_HEADER, VIEW_GRANT_HEADER, viewAttestedHeaderSchema, viewIdParamSchema, viewQuerySchema } from './views.schemas';
 
 // Structural slice of express' response: the status depends on the answer's kind.
 interface StatusResponse {
@@ -38,6 +38,7 @@ export class ViewRpcController {
   async rpc(
     @CurrentPrincipal() principal: Principal,
     @Param('viewId') viewIdParam: string,
+    @Query() query: unknown,
     @Headers(VIEW_GRANT_HEADER) grantHeader: string | undefined,
     @Headers(VIEW_ATTESTED_HEADER) attestedHeader: string | undefined,
     @Headers(TIMEOUT_HEADER) timeoutHeader: string | undefined,
@@ -45,6 +46,7 @@ export class ViewRpcController {
     @Res({ passthrough: true }) res: StatusResponse,
   ): Promise<JsonRpcResponse | undefined> {
     const viewId = parseInput(viewIdParamSchema, viewIdParam, 'view id');
+    const { userId } = parseInput(viewQuerySchema, query, 'query');
     const grant = grantOf(grantHeader);
     const attested = parseInput(viewAttestedHeaderSchema, attestedHeader, VIEW_ATTESTED_HEADER);
     res.setHeader('Cache-Control', 'no-store');
@@ -52,7 +54,7 @@ export class ViewRpcController {
     const parsed = viewRpcMessageOf(viewRpcBodyOf(req));
     if (!('bytes' in parsed)) return parsed;
 
-    const request = { caller: viewCallerOf(principal), viewId, grant, message: parsed.message, bytes: parsed.bytes, attested };
+    const request = { caller: viewCallerOf(principal, userId), viewId, grant, message: parsed.message, bytes: parsed.bytes, attested };
     let answer;
     try {
       answer = await this.withRouteDeadline(timeoutHeader, () => this.bus.request(GovernedViewRpc, request, { timeoutMs: 'until-deadline' }));

@@ -21,7 +21,10 @@ function documentedRows(): Row[] {
     .split('\n')
     .filter((line) => /^\| -?\d/.test(line))
     .map((line) => {
-      const [code, dataCode, reasons] = line.split('|').slice(1, 4).map((cell) => cell.trim());
+      const [code, dataCode, reasons] = line
+        .split('|')
+        .slice(1, 4)
+        .map((cell) => cell.trim());
       return {
         code: Number(code),
         dataCode: errorCodeSchema.parse(dataCode.replace(/`/g, '')),

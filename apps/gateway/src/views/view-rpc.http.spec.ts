@@ -119,11 +119,12 @@ interface Post {
   grant?: string | null;
   headers?: Record<string, string>;
   viewId?: string;
+  query?: string;
 }
 let viewer: string;
-async function rpc({ body, bearer = viewer, origin = ORIGIN, grant = GRANT, headers = {}, viewId = VIEW }: Post = {}) {
+async function rpc({ body, bearer = viewer, origin = ORIGIN, grant = GRANT, headers = {}, viewId = VIEW, query = '' }: Post = {}) {
   const raw = typeof body === 'string' || body instanceof Uint8Array ? body : JSON.stringify(body);
-  const res = await fetch(`${base}/v1/views/${viewId}/rpc`, {
+  const res = await fetch(`${base}/v1/views/${viewId}/rpc${query}`, {
     method: 'POST',
     headers: {
       'content-type': 'application/json',
@@ -271,6 +272,15 @@ describe('POST /v1/views/{viewId}/rpc: what it forwards and how it answers', () 
     expect(await rpc({ body: ping, viewId: FOREIGN_VIEW })).toMatchObject({ status: 404, body: { error: { code: 'NOT_FOUND' } } });
     const wrong = await rpc({ body: ping, grant: 'W'.repeat(43) });
     expect(wrong).toMatchObject({ status: 403, body: { error: { code: 'PERMISSION_DENIED', details: { reason: 'VIEW_GRANT_INVALID' } } } });
+  });
+
+  it('acts for the user a delegate names (?userId=), and for no other user without delegate', async () => {
+    const delegate = await sign('svc-runtime', 'view delegate');
+    expect((await rpc({ body: ping, bearer: delegate, query: '?userId=bob' })).status).toBe(200);
+    expect(seen.map((s) => s.request.caller)).toEqual([{ principal: { tenant: 'acme', subject: 'svc-runtime', scopes: ['view', 'delegate'] }, userId: 'bob' }]);
+    expect((await rpc({ body: ping, query: '?userId=bob' })).status).toBe(404);
+    expect((await rpc({ body: ping, query: '?other=1' })).status).toBe(400);
+    expect(seen).toHaveLength(1);
   });
 
   it('forwards the attestation, deduplicated', async () => {

@@ -48,6 +48,7 @@ function viewRpcPath(): Record<string, unknown> {
         originNote,
       parameters: [
         viewIdParam,
+        userIdQuery,
         grantHeader('The View grant from the bootstrap (missing or malformed: 403 VIEW_GRANT_INVALID, never echoed)', true),
         {
           name: 'X-AppHost-User-Attested',
@@ -62,7 +63,7 @@ function viewRpcPath(): Record<string, unknown> {
         '200': ok('The JSON-RPC response: `result`, or `error` with `data: { code, reason, retryable }`', viewRpcResponseSchema),
         '202': { description: 'A notification, accepted; no body' },
         '204': { description: 'The View cancelled this request (`notifications/cancelled`); no JSON-RPC response, no body' },
-        '400': error('Invalid path or X-AppHost-User-Attested, or a malformed x-apphost-timeout-ms'),
+        '400': error('Invalid path, query or X-AppHost-User-Attested, or a malformed x-apphost-timeout-ms'),
         ...viewErrors,
         '403': error(
           'The grant is missing, wrong or of another View (VIEW_GRANT_INVALID); the token lacks the view scope; the Origin is missing or not allowed',
