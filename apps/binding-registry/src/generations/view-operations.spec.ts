@@ -131,7 +131,11 @@ describe('list-resources and list-resource-templates on the owner', () => {
       expect(await expectAppError(list({ ...h, fence: h.fence + 1 }))).toMatchObject(gone('FENCE_MISMATCH'));
       expect(await expectAppError(list({ ...h, ownerInstanceId: 'registry-nobody' }))).toMatchObject(gone('OWNER_GONE'));
     }
-    await registry.client.request(ConnEndSession, { session: session(sessionId).key, incarnation: 1 }, { instance: { id: h.ownerInstanceId, segment: 'conn' } });
+    await registry.client.request(
+      ConnEndSession,
+      { session: session(sessionId).key, incarnation: 1 },
+      { instance: { id: h.ownerInstanceId, segment: 'conn' } },
+    );
     for (const list of [resources, templates]) expect(await expectAppError(list(h))).toMatchObject(gone('SESSION_DELETED'));
   }, 60_000);
 });
