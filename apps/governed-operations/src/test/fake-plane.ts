@@ -125,7 +125,23 @@ export const TOOLS: Record<
   },
   'model-only': { ui: false, visibility: ['model'], result: () => ({ content: [{ type: 'text', text: 'model only' }] }) },
   'app-broken': { ui: false, visibility: ['app'], result: () => ({ content: [] }) },
+  // MRTR: `app-stepper {rounds}` answers `rounds` state-only rounds, then the states it saw echoed; `app-ask` asks for input.
+  'app-stepper': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'stepped' }] }) },
+  'app-ask': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'never' }] }) },
 };
+
+/** A state the caller must echo byte for byte (spacing, quotes, a combining accent: any re-encoding changes it). */
+export const stepperState = (round: number) => ` round=${round}  "e\u0301" \t✓ `;
+
+/** One leg of `app-stepper`: a state-only round while rounds remain, then the echoed states (an inexact echo is an error result). */
+function stepperLeg(args: Record<string, unknown>, continuation: { flowId: string; requestState?: string } | undefined) {
+  const round = continuation ? Number(/round=(\d+)/.exec(continuation.requestState ?? '')?.[1] ?? 0) : 0;
+  if (continuation && continuation.requestState !== stepperState(round))
+    return { kind: 'complete' as const, result: { isError: true, content: [{ type: 'text', text: 'requestState not echoed exactly' }] }, progress: [] };
+  if (round < Number(args['rounds'] ?? 0))
+    return { kind: 'input_required' as const, flowId: 'step-1', round: round + 1, inputRequests: {}, requestState: stepperState(round + 1) };
+  return { kind: 'complete' as const, result: { content: [{ type: 'text', text: 'stepped' }], structuredContent: { rounds: round } }, progress: [] };
+}
 const TOOLSETS: Record<string, { state: BindingState; requireConfirmation?: string[] }> = {
   ts: { state: 'PROFILE_BOUND' },
   legacy: { state: 'MODEL_ONLY' },
@@ -173,7 +189,7 @@ export interface FakeState {
   /** Confirmation policy overrides, by toolset. */
   requireConfirmation: Record<string, string[]>;
   /** View RPC: every tool call the owner served (its generation and call id). */
-  calls: { name: string; callId: string; generationId: string; timeoutMs?: number }[];
+  calls: { name: string; callId: string; generationId: string; timeoutMs?: number; continuation?: Record<string, unknown> }[];
   /** View RPC: visibility overrides by tool (a tool whose visibility changed after bootstrap). */
   visibility: Record<string, ('model' | 'app')[]>;
   /** View RPC: what `list-resources` / `list-resource-templates` answer. */
@@ -416,9 +432,17 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         live(r.ref);
         state.log.push(`call:${r.name}`);
         state.callArgs.push(r.arguments);
-        state.calls.push({ name: r.name, callId: r.callId, generationId: r.ref.generationId, ...(r.timeoutMs ? { timeoutMs: r.timeoutMs } : {}) });
+        state.calls.push({
+          name: r.name,
+          callId: r.callId,
+          generationId: r.ref.generationId,
+          ...(r.timeoutMs ? { timeoutMs: r.timeoutMs } : {}),
+          ...(r.continuation ? { continuation: r.continuation } : {}),
+        });
         await state.callGate;
         if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
+        if (r.name === 'app-ask') return { kind: 'input_required' as const, flowId: 'ask-1', round: 1, inputRequests: { q: { method: 'elicitation/create' } } };
+        if (r.name === 'app-stepper') return stepperLeg(r.arguments, r.continuation);
         return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
       },
       { routing: 'instance', instanceSegment: 'conn' },

@@ -44,7 +44,7 @@ export class ViewBarrier {
   async check(ctx: ViewContext, target: OperationTarget, caller: ViewCaller): Promise<BarrierPass> {
     const opened = ctx.view.record;
     // Independent questions, asked together; answered in order (a revoked principal wins over any other answer).
-    const [revoked, session, stored, toolset, alive] = await Promise.all([
+    const answers = await Promise.allSettled([
       this.peers.principalRevoked(caller.principal),
       this.currentSession(opened),
       this.records.find(opened.viewId),
@@ -52,17 +52,20 @@ export class ViewBarrier {
       // `ping` calls nothing upstream: it asks the owner whether the generation lives (every other target's call does).
       target.kind === 'ping' && opened.generation ? this.peers.generationAlive(opened.generation) : true,
     ]);
-    if (revoked) {
+    const [revoked, session, stored, toolset, alive] = answers;
+    if (valueOf(revoked)) {
       await this.end(opened.viewId, 'PRINCIPAL_REVOKED');
       throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
     }
-    if (!session || session.state !== 'ACTIVE' || session.incarnation !== opened.incarnation) await this.revoke(opened.viewId, 'SESSION_DELETED');
-    const record = this.liveRecord(stored, opened);
+    const current = valueOf(session);
+    if (!current || current.state !== 'ACTIVE' || current.incarnation !== opened.incarnation) await this.revoke(opened.viewId, 'SESSION_DELETED');
+    const record = this.liveRecord(valueOf(stored), opened);
     if (record.expiresAt !== null && Date.parse(record.expiresAt) <= Date.now()) await this.revoke(record.viewId, 'LEASE_EXPIRED');
-    if (!toolset || toolset.state !== 'PROFILE_BOUND') await this.revoke(record.viewId, 'TOOLSET_REVOKED');
-    if (toolset?.bindingGeneration !== record.bindingGeneration || toolset?.bindingRevision !== record.bindingRevision)
+    const binding = valueOf(toolset);
+    if (!binding || binding.state !== 'PROFILE_BOUND') await this.revoke(record.viewId, 'TOOLSET_REVOKED');
+    if (binding?.bindingGeneration !== record.bindingGeneration || binding?.bindingRevision !== record.bindingRevision)
       await this.revoke(record.viewId, 'TOOLSET_REBOUND');
-    if (!alive) await this.revoke(record.viewId, 'GENERATION_GONE');
+    if (!valueOf(alive)) await this.revoke(record.viewId, 'GENERATION_GONE');
 
     const generation = boundGenerationOf(record);
     const pass: BarrierPass = { generation, tool: null, canonicalUri: null, session: record.session, incarnation: record.incarnation };
@@ -125,6 +128,12 @@ export class ViewBarrier {
       this.logger.warn({ viewId, reason, error: describeFailure(error) }, 'ending a revoked view failed: the sweep retries');
     }
   }
+}
+
+/** An answer asked together with others, read in order: its value, or its failure thrown now. */
+function valueOf<T>(settled: PromiseSettledResult<T>): T {
+  if (settled.status === 'rejected') throw settled.reason;
+  return settled.value;
 }
 
 /** The generation a View is bound to, as catalog-policy and the owner address it. */
