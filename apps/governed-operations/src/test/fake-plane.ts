@@ -125,7 +125,8 @@ export const TOOLS: Record<
   },
   'model-only': { ui: false, visibility: ['model'], result: () => ({ content: [{ type: 'text', text: 'model only' }] }) },
   'app-broken': { ui: false, visibility: ['app'], result: () => ({ content: [] }) },
-  // MRTR: `app-stepper {rounds}` answers `rounds` state-only rounds, then the states it saw echoed; `app-ask` asks for input.
+  // MRTR: `app-stepper {rounds, delayMs?}` answers `rounds` state-only rounds (each leg `delayMs` long), then how many it
+  // saw echoed exactly; `app-ask` asks for input.
   'app-stepper': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'stepped' }] }) },
   'app-ask': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'never' }] }) },
 };
@@ -442,7 +443,10 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         await state.callGate;
         if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
         if (r.name === 'app-ask') return { kind: 'input_required' as const, flowId: 'ask-1', round: 1, inputRequests: { q: { method: 'elicitation/create' } } };
-        if (r.name === 'app-stepper') return stepperLeg(r.arguments, r.continuation);
+        if (r.name === 'app-stepper') {
+          if (typeof r.arguments['delayMs'] === 'number') await new Promise((resolve) => setTimeout(resolve, r.arguments['delayMs'] as number));
+          return stepperLeg(r.arguments, r.continuation);
+        }
         return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
       },
       { routing: 'instance', instanceSegment: 'conn' },

@@ -77,6 +77,11 @@ export class ViewRpcService {
       message = this.ports.admission.parse(r.message, r.bytes, ctx.policy);
     } catch (error) {
       if (!(error instanceof AppHostError)) this.logger.error({ viewId: r.viewId, error: describeFailure(error) }, 'view rpc: admission failed unexpectedly');
+      // JSON-RPC never answers a notification, not even one it refuses (an unknown or malformed one): logged, accepted.
+      if (isNotification(r.message)) {
+        this.logger.info({ viewId: r.viewId, error: describeFailure(error) }, 'view rpc: a refused notification ignored');
+        return { kind: 'accepted' };
+      }
       return { kind: 'response', response: jsonRpcError(idOfRejected(error), error) };
     }
     if (message.kind === 'notification') {
@@ -280,6 +285,18 @@ function targetOf(message: Request): OperationTarget {
     default:
       return { kind: 'list' };
   }
+}
+
+/** A JSON-RPC 2.0 notification by its shape: one object with a method and no `id` member. */
+function isNotification(message: unknown): boolean {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    !Array.isArray(message) &&
+    (message as Record<string, unknown>)['jsonrpc'] === '2.0' &&
+    typeof (message as Record<string, unknown>)['method'] === 'string' &&
+    !('id' in message)
+  );
 }
 
 function invalidParams(method: string): AppHostError {

@@ -345,6 +345,12 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
       expect(ports.seen.notifications).toEqual([{ method: 'ui/notifications/size-changed', params: { width: 10, height: 20 } }]);
     });
 
+    it('a notification admission refuses (an unknown method) is still never answered: accepted, nothing handled', async () => {
+      const view = await newView();
+      expect(await rpc(view, { jsonrpc: '2.0', method: 'notifications/unknown', params: {} })).toEqual({ kind: 'accepted' });
+      expect(ports.seen.notifications).toEqual([]);
+    });
+
     it('notifications/cancelled of a live request: the request answers cancelled (no late response), the live id is free again', async () => {
       const view = await newView();
       let open!: () => void;
@@ -425,9 +431,9 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
       const view = await newView();
       expect(errorOf(await call(view, 1, 'app-stepper', { rounds: 3 })).data).toMatchObject({ reason: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' });
       expect(toolCalls()).toHaveLength(3);
-      state.profile = { limits: { ...testProfile().limits, mrtr: { maxRounds: 8, maxTotalMs: 1 } } };
+      state.profile = { limits: { ...testProfile().limits, mrtr: { maxRounds: 8, maxTotalMs: 50 } } };
       const quick = await newView();
-      expect(errorOf(await call(quick, 1, 'app-stepper', { rounds: 1 })).data).toMatchObject({ reason: 'INPUT_REQUIRED_TIME_EXCEEDED' });
+      expect(errorOf(await call(quick, 1, 'app-stepper', { rounds: 1, delayMs: 100 })).data).toMatchObject({ reason: 'INPUT_REQUIRED_TIME_EXCEEDED' });
     });
   });
 
