@@ -194,15 +194,15 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
   });
 
   describe('the barrier, immediately before any effect', () => {
-    const revoked = async (view: LiveView, revocation: string) => {
+    const expectRevoked = async (view: LiveView, revocation: string) => {
       const error = errorOf(await call(view, 1, 'app-poll', { n: 1 }));
       expect(error).toMatchObject({
         code: JSON_RPC_CODE_BY_ERROR.FAILED_PRECONDITION,
         data: { code: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED', revocation },
       });
       expect(toolCalls()).toEqual([]);
-      // Ended: the next call fails too, whatever changed back.
-      return error;
+      // Ended: the record says why, so the next message is refused at once (without asking again).
+      expect(errorOf(await rpc(view, { jsonrpc: '2.0', id: 2, method: 'ping' })).data).toMatchObject({ reason: 'VIEW_REVOKED', revocation });
     };
 
     it('a revoked principal: PERMISSION_DENIED PRINCIPAL_REVOKED, the View ended', async () => {
@@ -217,24 +217,24 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
     it('the session in another incarnation: VIEW_REVOKED SESSION_DELETED', async () => {
       const view = await newView();
       state.incarnation = 4;
-      await revoked(view, 'SESSION_DELETED');
+      await expectRevoked(view, 'SESSION_DELETED');
     });
 
     it('the toolset rebound or revoked: VIEW_REVOKED TOOLSET_REBOUND / TOOLSET_REVOKED', async () => {
       const rebound = await newView();
       const other = await newView();
       state.bindingGenerations['ts'] = 2;
-      await revoked(rebound, 'TOOLSET_REBOUND');
+      await expectRevoked(rebound, 'TOOLSET_REBOUND');
       state.bindingGenerations = {};
       state.toolsetStates['ts'] = 'REVOKING';
-      await revoked(other, 'TOOLSET_REVOKED');
+      await expectRevoked(other, 'TOOLSET_REVOKED');
     });
 
     it('a lease that ran out: VIEW_REVOKED LEASE_EXPIRED', async () => {
       state.profile = { views: { leaseMs: 1 } };
       const view = await newView();
       await new Promise((resolve) => setTimeout(resolve, 5));
-      await revoked(view, 'LEASE_EXPIRED');
+      await expectRevoked(view, 'LEASE_EXPIRED');
     });
 
     it('the generation found gone by the call itself: the View ended GENERATION_GONE, counted as nothing run', async () => {
@@ -248,7 +248,7 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
     it('a closed View: VIEW_REVOKED TORN_DOWN', async () => {
       const view = await newView();
       await client.request(GovernedCloseView, { caller: viewCaller, viewId: view.viewId });
-      await revoked(view, 'TORN_DOWN');
+      await expectRevoked(view, 'TORN_DOWN');
     });
 
     it('a resources/read outside the resource policy: PERMISSION_DENIED RESOURCE_POLICY_DENIED, nothing read', async () => {
@@ -392,6 +392,19 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
         bindingRevision: 'v1.k1.abcd',
         policyRevision: null,
       });
+    });
+
+    it('a retained outcome is delivered only after a fresh barrier: a replay after a rebind is denied', async () => {
+      const view = await newView();
+      const meta = { 'io.apphost/idempotency-key': 'poll-2' };
+      resultOf(await call(view, 1, 'app-poll', { n: 1 }, meta));
+      state.bindingGenerations['ts'] = 2;
+      expect(errorOf(await call(view, 2, 'app-poll', { n: 1 }, meta)).data).toMatchObject({ reason: 'VIEW_REVOKED', revocation: 'TOOLSET_REBOUND' });
+      expect(ports.seen.audit.map((a) => [a.decision, a.replayed])).toEqual([
+        ['executed', false],
+        ['denied', false],
+      ]);
+      expect(ports.seen.scopes).toHaveLength(1);
     });
 
     it('an audit that fails never loses the result', async () => {
