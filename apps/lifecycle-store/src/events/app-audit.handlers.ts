@@ -35,7 +35,11 @@ export class AppAuditHandlers {
       if (!record || record.state === 'DELETED') throw notFound(session);
       admissible(record, incarnation);
       outcome = await this.audit.compact(session, incarnation, viewId, keepLast, olderThan);
-      if (!outcome) throw failedPrecondition('STALE_INCARNATION', `session ${session.sessionId} changed while compacting; re-read it`, { incarnation: record.incarnation, state: record.state });
+      if (!outcome)
+        throw failedPrecondition('STALE_INCARNATION', `session ${session.sessionId} changed while compacting; re-read it`, {
+          incarnation: record.incarnation,
+          state: record.state,
+        });
     }
     return { incarnation, ...outcome };
   }
