@@ -70,9 +70,7 @@ export class AppAudit implements AuditPort {
     const event: LedgerEventInput = {
       author: APP_AUDIT_AUTHOR,
       customMetadata: { [APP_AUDIT_METADATA_KEY]: record },
-      ...(sealed
-        ? { functionResponses: [{ id: sealed.functionCallId, name: sealed.name }], sealedResultRefs: { [sealed.functionCallId]: sealed.ref } }
-        : {}),
+      ...(sealed ? { functionResponses: [{ id: sealed.functionCallId, name: sealed.name }], sealedResultRefs: { [sealed.functionCallId]: sealed.ref } } : {}),
     };
     const appended = await this.bus.request(
       LifecycleAppendEvents,
@@ -81,11 +79,6 @@ export class AppAudit implements AuditPort {
     );
     if (sealed) await this.commit(view, sealed, appended.eventIds[0]);
     await this.retention.appended(view, sealed === null);
-  }
-
-  /** Resolves once no compaction this instance started is running. */
-  idle(): Promise<void> {
-    return this.retention.idle();
   }
 
   /** Seals the full result PENDING with its refresh record; null (logged) when it cannot be sealed. */
@@ -135,7 +128,10 @@ export class AppAudit implements AuditPort {
     try {
       await this.sealed.commit({ session, incarnation, eventId: String(eventId), functionCallId: sealed.functionCallId, recordId: sealed.ref.recordId });
     } catch (error) {
-      this.logger.warn({ viewId, eventId, functionCallId: sealed.functionCallId, error: describeFailure(error) }, 'sealed reference commit failed after the append');
+      this.logger.warn(
+        { viewId, eventId, functionCallId: sealed.functionCallId, error: describeFailure(error) },
+        'sealed reference commit failed after the append',
+      );
     }
   }
 }

@@ -29,11 +29,12 @@ export const keepLastOf = (maxRecordsPerView: number) => maxRecordsPerView - Mat
 /**
  * The profile's per-View retention of app audit records (`viewPolicyOf(profile).audit`). After each append the View's
  * count goes up; once it passes `maxRecordsPerView`, or its oldest record is older than `maxAgeMs`, or the count is
- * unknown (first record, lost or unreadable), `compact-app-audit` runs in the background — at most one per View per
- * replica at a time. Best effort: a failure is logged, the count stays past the bound, and the next append retries.
+ * unknown (first record, lost or unreadable), `compact-app-audit` runs before `appended` returns — one per View per
+ * replica at a time (a concurrent append of the same View does not wait for it). Best effort: a failure is logged,
+ * never thrown; the count stays past the bound, so the next append retries.
  */
 export class AuditRetention {
-  private readonly running = new Map<string, Promise<void>>();
+  private readonly running = new Set<string>();
 
   constructor(
     private readonly bus: BusClient,
@@ -44,66 +45,88 @@ export class AuditRetention {
 
   /** One operation record of the View was appended; `compactable` is false for one that carries a sealed reference. */
   async appended(view: ViewContext, compactable: boolean): Promise<void> {
+    const { viewId } = view.view.record;
     const { maxRecordsPerView, maxAgeMs } = view.policy.audit;
     const now = Date.now();
-    const count = await this.count(view.view.record.viewId, compactable, now).catch((error: unknown) => {
-      this.logger.warn({ viewId: view.view.record.viewId, error: describeFailure(error) }, 'app audit count unavailable: compacting to recount');
+    const count = await this.count(viewId, compactable, now).catch((error: unknown) => {
+      this.logger.warn({ viewId, error: describeFailure(error) }, 'app audit count unavailable: compacting to recount');
       return null;
     });
-    if (count === null || count.n > maxRecordsPerView || (count.oldestAt !== null && now - count.oldestAt > maxAgeMs)) this.compactInBackground(view);
-  }
-
-  /** Resolves once no compaction started by this instance is running (tests; shutdown). */
-  async idle(): Promise<void> {
-    while (this.running.size > 0) await Promise.all(this.running.values());
+    const due = count === null || count.n > maxRecordsPerView || (count.oldestAt !== null && now - count.oldestAt > maxAgeMs);
+    if (!due || this.running.has(viewId)) return;
+    this.running.add(viewId);
+    try {
+      await this.compact(view, count?.n ?? null);
+    } finally {
+      this.running.delete(viewId);
+    }
   }
 
   /** The count after this append (null: unknown). */
   private async count(viewId: string, compactable: boolean, now: number): Promise<Count | null> {
     const key = auditCountKeyOf(viewId);
     for (let attempt = 0; attempt < COUNT_ATTEMPTS; attempt++) {
-      const raw = await this.store.get(key);
-      const current = raw === null ? null : countSchema.safeParse(JSON.parse(raw));
-      if (!current?.success) return null;
-      if (!compactable) return current.data;
-      const next = { n: current.data.n + 1, oldestAt: current.data.oldestAt ?? now };
-      if (await this.store.compareAndSet(key, raw!, JSON.stringify(next), COUNT_TTL_MS)) return next;
+      const { raw, count } = await this.read(key);
+      if (raw === null || count === null) return null;
+      if (!compactable) return count;
+      const next = { n: count.n + 1, oldestAt: count.oldestAt ?? now };
+      if (await this.store.compareAndSet(key, raw, JSON.stringify(next), COUNT_TTL_MS)) return next;
     }
     return null;
   }
 
-  private compactInBackground(view: ViewContext): void {
-    const { viewId } = view.view.record;
-    if (this.running.has(viewId)) return;
-    const run = this.compact(view).finally(() => this.running.delete(viewId));
-    this.running.set(viewId, run);
+  /** The stored string (null: absent) and the count it holds (null: absent or unreadable). */
+  private async read(key: string): Promise<{ raw: string | null; count: Count | null }> {
+    const raw = await this.store.get(key);
+    if (raw === null) return { raw, count: null };
+    const parsed = countSchema.safeParse(parseJson(raw));
+    return { raw, count: parsed.success ? parsed.data : null };
   }
 
-  private async compact(view: ViewContext): Promise<void> {
+  /** `countedAt`: the count that made this compaction due (null: unknown). */
+  private async compact(view: ViewContext, countedAt: number | null): Promise<void> {
     const { viewId, session, incarnation } = view.view.record;
     const { maxRecordsPerView, maxAgeMs } = view.policy.audit;
+    let out: ResponseOf<typeof LifecycleCompactAppAudit>;
     try {
-      const out = await this.bus.request(
+      out = await this.bus.request(
         LifecycleCompactAppAudit,
         { session, incarnation, viewId, keepLast: keepLastOf(maxRecordsPerView), olderThan: new Date(Date.now() - maxAgeMs).toISOString() },
         { timeoutMs: this.timeoutMs },
       );
-      await this.reset(viewId, out);
-      if (out.compacted > 0) this.logger.debug({ viewId, compacted: out.compacted, remaining: out.remaining }, 'app audit records compacted');
     } catch (error) {
       this.logger.warn({ viewId, error: describeFailure(error) }, 'app audit compaction failed; the next append retries it');
+      return;
     }
+    if (out.compacted > 0) this.logger.debug({ viewId, compacted: out.compacted, remaining: out.remaining }, 'app audit records compacted');
+    await this.reset(viewId, out, countedAt).catch((error: unknown) =>
+      this.logger.warn({ viewId, error: describeFailure(error) }, 'app audit count not reset after a compaction; the next append recounts'),
+    );
   }
 
   /**
-   * The count as the ledger has it now. Losing a race with an append's increment means that increment is absorbed
-   * into the exact count (or missed by one): the bound is off by at most the appends racing a compaction.
+   * The count as the ledger reported it, plus what other appends of the View counted meanwhile (they may or may not
+   * be in the ledger's count: counting them twice only makes the next compaction come earlier, never later).
    */
-  private async reset(viewId: string, out: ResponseOf<typeof LifecycleCompactAppAudit>): Promise<void> {
+  private async reset(viewId: string, out: ResponseOf<typeof LifecycleCompactAppAudit>, countedAt: number | null): Promise<void> {
     const key = auditCountKeyOf(viewId);
-    const value = JSON.stringify({ n: out.remaining, oldestAt: out.oldestRemainingAt === null ? null : Date.parse(out.oldestRemainingAt) } satisfies Count);
-    const raw = await this.store.get(key);
-    const written = raw === null ? await this.store.setIfAbsent(key, value, COUNT_TTL_MS) : await this.store.compareAndSet(key, raw, value, COUNT_TTL_MS);
-    if (!written) this.logger.debug({ viewId }, 'app audit count changed during the reset; kept the newer value');
+    const oldestAt = out.oldestRemainingAt === null ? null : Date.parse(out.oldestRemainingAt);
+    for (let attempt = 0; attempt < COUNT_ATTEMPTS; attempt++) {
+      const { raw, count } = await this.read(key);
+      const since = count !== null && countedAt !== null ? Math.max(0, count.n - countedAt) : 0;
+      const n = out.remaining + since;
+      const value = JSON.stringify({ n, oldestAt: n === 0 ? null : (oldestAt ?? Date.now()) } satisfies Count);
+      const written = raw === null ? await this.store.setIfAbsent(key, value, COUNT_TTL_MS) : await this.store.compareAndSet(key, raw, value, COUNT_TTL_MS);
+      if (written) return;
+    }
+    this.logger.debug({ viewId }, 'app audit count contended during the reset; the next compaction recounts');
+  }
+}
+
+function parseJson(raw: string): unknown {
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return undefined;
   }
 }
