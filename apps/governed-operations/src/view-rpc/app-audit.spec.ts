@@ -243,7 +243,7 @@ describe('AppAudit (real lifecycle-store and sealed-result-store processes, real
     const all = (await events(session)).filter((e) => recordOf(e)?.viewId === view.view.record.viewId);
     const summaries = all.filter((e) => recordOf(e)?.kind === 'summary');
     const operations = all.filter((e) => recordOf(e)?.kind === 'operation').map((e) => recordOf(e) as Extract<AppAuditRecord, { kind: 'operation' }>);
-    expect(peak).toBe(max);
+    expect(peak).toBeLessThanOrEqual(max);
     expect(operations.length).toBeGreaterThanOrEqual(keepLastOf(max));
     expect(operations.length).toBeLessThanOrEqual(max);
     expect(summaries).toHaveLength(1);
