@@ -136,6 +136,9 @@ export class AppAudit implements AuditPort {
   }
 }
 
+/** Strings longer than the record allows are cut to fit: an audit event with a clipped name beats none. */
+const clip = (value: string, max: number) => (value.length > max ? value.slice(0, max) : value);
+
 /** The operation record, validated against its schema before it is offered to the ledger. */
 function recordOf(view: ViewContext, entry: AuditEntry, functionCallId: string | null): AppAuditRecord {
   const { viewId, widget } = view.view.record;
@@ -143,12 +146,12 @@ function recordOf(view: ViewContext, entry: AuditEntry, functionCallId: string |
     kind: 'operation',
     viewId,
     widgetId: widget.widgetId,
-    method: entry.method,
-    tool: entry.tool,
-    uri: entry.uri,
+    method: clip(entry.method, 128),
+    tool: entry.tool === null ? null : clip(entry.tool, 256),
+    uri: entry.uri === null ? null : clip(entry.uri, 2048),
     decision: entry.decision,
     outcome: entry.outcome,
-    reason: entry.reason === null ? null : entry.reason.slice(0, 128),
+    reason: entry.reason === null ? null : clip(entry.reason, 128),
     functionCallId,
     replayed: entry.replayed,
     durationMs: Math.max(0, Math.round(entry.durationMs)),

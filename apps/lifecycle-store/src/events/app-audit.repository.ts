@@ -45,8 +45,11 @@ export class AppAuditRepository {
     return this.db.transaction(async (tx) => {
       if (!(await this.lockSession(tx, key, incarnation))) return null;
       const rows = await this.recordsOf(tx, key, incarnation, viewId);
-      const summaries = rows.filter((r) => r.kind === 'summary');
-      const previous = summaries.map((r) => summaryOf(r.summary)).filter((s): s is AppAuditSummary => s !== null);
+      // Summaries of the View (normally one), newest first; one that does not parse is left alone, never folded away.
+      const summaries = rows.flatMap((r) => {
+        const record = r.kind === 'summary' ? summaryOf(r.summary) : null;
+        return record ? [{ eventId: Number(r.event_id), record }] : [];
+      });
       const operations = rows.filter((r) => r.kind === 'operation');
       const sealed = operations.filter((r) => r.sealed);
       const unsealed = operations.filter((r) => !r.sealed);
@@ -56,15 +59,16 @@ export class AppAuditRepository {
       const left = unsealed.filter((r) => !folding.has(r));
       const oldest = left.at(-1);
       const base = { remaining: left.length, oldestRemainingAt: oldest ? oldest.created_at.toISOString() : null, retainedSealed: sealed.length };
-      if (doomed.length === 0) {
-        const current = summaries[0];
-        return { ...base, compacted: 0, summary: current && previous[0] ? { eventId: Number(current.event_id), record: previous[0] } : null };
-      }
-      const record = foldSummary(viewId, previous, doomed.map(foldedOf));
+      if (doomed.length === 0) return { ...base, compacted: 0, summary: summaries[0] ?? null };
+      const record = foldSummary(
+        viewId,
+        summaries.map((s) => s.record),
+        doomed.map(foldedOf),
+      );
       await tx.query(`DELETE FROM session_events WHERE ${KEY} AND incarnation = $5 AND audience = 'app_audit' AND event_id = ANY ($6::bigint[])`, [
         ...keyParams(key),
         incarnation,
-        [...doomed, ...summaries].map((r) => r.event_id),
+        [...doomed.map((r) => Number(r.event_id)), ...summaries.map((s) => s.eventId)],
       ]);
       const eventId = await this.appendSummary(tx, key, incarnation, record);
       return { ...base, compacted: doomed.length, summary: { eventId, record } };
