@@ -115,6 +115,11 @@ describe('AppAudit (real lifecycle-store and sealed-result-store processes, real
   afterAll(async () => {
     logs.stop();
     await pg?.end();
+    // This run's View counts (its own key prefix): leave nothing behind in the shared Redis.
+    for (const key of (await coordination?.keysWithPrefix('view-audit:')) ?? []) {
+      const value = await coordination.get(key);
+      if (value !== null) await coordination.compareAndDelete(key, value);
+    }
     await coordination?.close();
     await stores?.stop();
   }, 60_000);
