@@ -14,7 +14,7 @@ module.exports = {
     '^.+\\.ts$': ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.spec.json') }],
     // ESM-only packages: Node 20 `require`s them natively, but Jest's own loader only does so from Node 24.9,
     // so under Jest they are compiled to CommonJS (`ESM_ONLY_PACKAGES` is the one place to add another).
-    [`/node_modules/(${ESM_ONLY_PACKAGES.join('|')})/.+\\.js$`]: ['ts-jest', { tsconfig: { allowJs: true, isolatedModules: true } }],
+    [`/node_modules/(${ESM_ONLY_PACKAGES.join('|')})/.+\\.js$`]: ['ts-jest', { tsconfig: path.join(__dirname, 'tsconfig.spec-esm.json') }],
   },
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY_PACKAGES.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'json'],
