@@ -27,6 +27,7 @@ import { ViewSweep } from './views/view-sweep';
 import { ViewTeardown } from './views/view-teardown';
 import { ArgumentSchemas } from './view-rpc/argument-schemas';
 import type { ViewRpcPorts } from './view-rpc/ports';
+import { viewRpcPortsProvider } from './view-rpc/view-rpc.ports';
 import { ViewBarrier } from './view-rpc/view-barrier';
 import { ViewOperations } from './view-rpc/view-operations';
 import { ViewRpcHandlers } from './view-rpc/view-rpc.handlers';
@@ -34,10 +35,7 @@ import { ViewRpcService } from './view-rpc/view-rpc.service';
 
 @Module({})
 export class GovernedOperationsModule {
-  /**
-   * `viewRpcPorts` provides `VIEW_RPC_PORTS` (`view-rpc/ports.ts`): the View RPC is served only with them (without,
-   * nothing answers `view-rpc`, which the gateway reports as unavailable).
-   */
+  /** `viewRpcPorts` replaces the View RPC's ports (`view-rpc/ports.ts`; default `viewRpcPortsProvider`): specs give their own. */
   static register(
     config: BatchConfig,
     logger: Logger,
@@ -86,7 +84,9 @@ export class GovernedOperationsModule {
           useFactory: (bus: BusClient, peers: ViewCollaborators, barrier: ViewBarrier) => new ViewOperations(bus, peers, barrier, logger),
           inject: [BusClient, ViewCollaborators, ViewBarrier],
         },
-        ...(viewRpcPorts ? [viewRpcPorts, ViewRpcService, ViewRpcHandlers] : []),
+        viewRpcPorts ?? viewRpcPortsProvider(config, logger, coordination),
+        ViewRpcService,
+        ViewRpcHandlers,
         CallPipeline,
         BatchReplay,
         ConfirmationGate,

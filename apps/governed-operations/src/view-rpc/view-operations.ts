@@ -8,7 +8,6 @@ import {
   GovernedReasons,
   type BoundToolHandle,
   type HostProfile,
-  type RequestOf,
 } from '@apphost/contracts';
 import { MCP_REASONS, requestOnGeneration } from '@apphost/mcp';
 import { canonicalizeUri, matchResourcePolicy, validateToolResult } from '@apphost/policy';
@@ -21,13 +20,6 @@ import type { BarrierPass, ViewContext } from './ports';
 
 /** The largest `resources/read` catalog-policy accepts, for one item and in total. */
 const READ_LIMIT_BYTES = 8 * 1024 * 1024;
-
-type Continuation = NonNullable<RequestOf<typeof ConnCallTool>['continuation']>;
-
-/** A state-only flow that ran past the profile's MRTR caps: it fails closed. */
-function roundsFailure(reason: (typeof MCP_REASONS)['inputRequiredRounds' | 'inputRequiredTime'], message: string): AppHostError {
-  return new AppHostError('FAILED_PRECONDITION', message, { details: ConnectionReasons.details(reason) });
-}
 
 /** How much longer than the call's own timeout the owner's reply is waited for (its bookkeeping, the bus). */
 const CALL_REPLY_GRACE_MS = 2_000;
@@ -47,42 +39,23 @@ export class ViewOperations {
   ) {}
 
   /**
-   * `tools/call` under `callId` (the handle a cancel reaches), one outer request until a terminal answer. A round that
-   * asks for input fails closed (a View call never answers input requests); a state-only round continues with its
-   * `requestState` echoed exactly as received, within the profile's MRTR round and time caps and `timeoutMs`.
-   * `isError: true` is a normal result.
+   * `tools/call` under `callId` (the handle a cancel reaches), one outer request until a terminal answer. The View's
+   * generation is app-safe, so its owner continues state-only MRTR rounds itself (fresh request id per leg,
+   * `requestState` echoed exactly, within the profile's caps) and fails a round asking for input closed: an
+   * `input_required` answer can only mean another class, and fails closed here too. `isError: true` is a normal result.
    */
-  async callTool(
-    ctx: ViewContext,
-    pass: BarrierPass,
-    tool: BoundToolHandle,
-    args: Record<string, unknown>,
-    callId: string,
-    timeoutMs: number,
-  ): Promise<Record<string, unknown>> {
-    const { maxRounds, maxTotalMs } = ctx.profile.limits.mrtr;
-    const startedAt = Date.now();
-    const endAt = startedAt + timeoutMs;
-    const flowEndAt = startedAt + maxTotalMs;
-    let continuation: Continuation | undefined;
-    for (let rounds = 0; ; rounds++) {
-      const left = Math.min(endAt, flowEndAt) - Date.now();
-      if (left <= 0) throw roundsFailure(MCP_REASONS.inputRequiredTime, `the tool's rounds exceeded ${Math.min(timeoutMs, maxTotalMs)} ms`);
-      const reply = await requestOnGeneration(
-        this.bus,
-        ConnCallTool,
-        pass.generation,
-        { callId, name: tool.nativeName, arguments: args, timeoutMs: left, ...(continuation ? { continuation } : {}) },
-        { timeoutMs: left + CALL_REPLY_GRACE_MS },
-      );
-      if (reply.kind === 'complete') return this.validated(tool, reply.result);
-      if (Object.keys(reply.inputRequests).length > 0)
-        throw new AppHostError('FAILED_PRECONDITION', 'the tool asked for input, which a View call never answers', {
-          details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied),
-        });
-      if (rounds + 1 > maxRounds) throw roundsFailure(MCP_REASONS.inputRequiredRounds, `the tool's rounds exceeded ${maxRounds}`);
-      continuation = { flowId: reply.flowId, inputResponses: {}, ...(reply.requestState !== undefined ? { requestState: reply.requestState } : {}) };
-    }
+  async callTool(pass: BarrierPass, tool: BoundToolHandle, args: Record<string, unknown>, callId: string, timeoutMs: number): Promise<Record<string, unknown>> {
+    const reply = await requestOnGeneration(
+      this.bus,
+      ConnCallTool,
+      pass.generation,
+      { callId, name: tool.nativeName, arguments: args, timeoutMs },
+      { timeoutMs: timeoutMs + CALL_REPLY_GRACE_MS },
+    );
+    if (reply.kind === 'complete') return this.validated(tool, reply.result);
+    throw new AppHostError('FAILED_PRECONDITION', 'the tool asked for input, which a View call never answers', {
+      details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied),
+    });
   }
 
   private validated(tool: BoundToolHandle, result: Record<string, unknown>): Record<string, unknown> {

@@ -214,7 +214,7 @@ export class ViewRpcService {
     switch (message.method) {
       case 'tools/call':
         if (target.kind !== 'tool' || !pass.tool) throw new AppHostError('INTERNAL', 'a tools/call passed the barrier without its tool');
-        return this.operations.callTool(ctx, pass, pass.tool, target.arguments, operation.callId, callTimeoutOf(ctx));
+        return this.operations.callTool(pass, pass.tool, target.arguments, operation.callId, callTimeoutOf(ctx));
       case 'resources/read':
         if (!pass.canonicalUri) throw new AppHostError('INTERNAL', 'a resources/read passed the barrier without its URI');
         return this.operations.readResource(ctx, pass, pass.canonicalUri);
