@@ -36,6 +36,15 @@ import { defineReasons, type ReasonOf } from '../../lib/errors';
  * - `IDEMPOTENT_OUTCOME_NOT_RETAINED` (FAILED_PRECONDITION): the key's operation ran, but its outcome was too large
  *   to retain; it is not run again.
  * - `TOOL_RESULT_INVALID` (FAILED_PRECONDITION): the server's `CallToolResult` failed validation (nothing delivered).
+ *
+ * Conversation (`ui/update-model-context`, `ui/message`, `claim-message`):
+ * - `MODALITY_NOT_ADVERTISED` (INVALID_ARGUMENT, -32602): content of a kind the bootstrap did not advertise.
+ * - `REGISTER_TOO_LARGE` (PAYLOAD_TOO_LARGE): the update exceeds the profile's per-register cap (never truncated).
+ * - `CONTEXT_UPDATE_STALE` (FAILED_PRECONDITION): a newer update of the View committed first, or the View stopped
+ *   being live before the commit: nothing changed.
+ * - `MESSAGE_CONFIRMATION_REQUIRED` (PERMISSION_DENIED): the profile's `message` policy is `confirm` and the host page
+ *   did not relay the user's confirmation (`X-AppHost-User-Attested: message`).
+ * - `MESSAGE_REJECTED` (FAILED_PRECONDITION): at claim time the session, principal or binding no longer holds.
  */
 export const GovernedReasons = defineReasons([
   'DUPLICATE_FUNCTION_CALL_ID',
@@ -67,5 +76,10 @@ export const GovernedReasons = defineReasons([
   'IDEMPOTENCY_KEY_CONFLICT',
   'IDEMPOTENT_OUTCOME_NOT_RETAINED',
   'TOOL_RESULT_INVALID',
+  'MODALITY_NOT_ADVERTISED',
+  'REGISTER_TOO_LARGE',
+  'CONTEXT_UPDATE_STALE',
+  'MESSAGE_CONFIRMATION_REQUIRED',
+  'MESSAGE_REJECTED',
 ]);
 export type GovernedReason = ReasonOf<typeof GovernedReasons>;

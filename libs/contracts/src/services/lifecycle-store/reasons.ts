@@ -17,5 +17,12 @@ export const LifecycleReasons = defineReasons([
   'DUPLICATE_FUNCTION_CALL_ID',
   'UNMATCHED_SEALED_RESULT_REF',
   'DUPLICATE_SEALED_RESULT_REF',
+  // Pending `ui/message`s (record, decide, claim, consume):
+  'MESSAGE_ID_REUSED',
+  'MESSAGE_NOT_ACCEPTABLE',
+  'MESSAGE_CONSUMED',
+  'MESSAGE_CLAIMED',
+  'MESSAGE_NOT_CLAIMABLE',
+  'MESSAGE_CLAIM_INVALID',
 ]);
 export type LifecycleReason = ReasonOf<typeof LifecycleReasons>;
