@@ -12,6 +12,7 @@ export interface WidgetContext {
 export const UNTRUSTED_LINE_PREFIX = '| ';
 
 /** Every line break a model might read as one (CR LF, LF, CR, VT, FF, NEL, LS, PS). */
+// eslint-disable-next-line no-control-regex -- VT and FF break lines for a reader: they must start a quoted line too
 const LINE_BREAK = /\r\n|[\n\r\u000b\u000c\u0085\u2028\u2029]/;
 
 /**

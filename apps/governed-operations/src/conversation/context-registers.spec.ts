@@ -117,8 +117,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
   });
   let incarnation = 100;
 
-  const newView = async (at?: { eventId: number; functionCallId: string }): Promise<LiveView> =>
-    live(await openView(client, at ?? (await widgetOf(client))));
+  const newView = async (at?: { eventId: number; functionCallId: string }): Promise<LiveView> => live(await openView(client, at ?? (await widgetOf(client))));
   const rpc = (view: LiveView, message: unknown): Promise<Answer> =>
     client.request(GovernedViewRpc, { caller: viewCaller, viewId: view.viewId, grant: view.grant, message, bytes: JSON.stringify(message).length });
   let ids = 0;
@@ -311,7 +310,11 @@ describe('model-context registers (real bus handlers, real admission, fake colla
     it('teardown first: the barrier refuses; teardown between the commit’s read and its compare-and-set: CONTEXT_UPDATE_STALE', async () => {
       const closedFirst = await newView();
       await client.request(GovernedCloseView, { caller: viewCaller, viewId: closedFirst.viewId });
-      expect(errorDataOf(await update(closedFirst, text('late')))).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED', revocation: 'TORN_DOWN' });
+      expect(errorDataOf(await update(closedFirst, text('late')))).toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        reason: 'VIEW_REVOKED',
+        revocation: 'TORN_DOWN',
+      });
 
       const view = await newView();
       const ctx = await contextOf(view);
@@ -358,6 +361,35 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       // …and the read, which re-checks every View now, ends it and leaves its register out.
       expect(await modelContext()).toEqual({ block: null, registers: [], evicted: [] });
       expect(await stored(second)).toMatchObject({ state: 'REVOKED', reason: 'TOOLSET_REBOUND', register: null });
+    });
+
+    it.each([
+      ['modality withdrawal', { hostCapabilities: { ...testProfile().hostCapabilities, updateModelContext: { text: false } } }],
+      ['limit shrink', { ...CONTEXT_PROFILE, registers: { maxRegisterBytes: 64 } }],
+    ] as const)('%s is a new binding revision: a queued update is refused, the committed register never reaches the block', async (_, next) => {
+      const view = await newView();
+      await expectCommitted(update(view, text('committed under the old profile')));
+      // The toolset is rebound to the changed profile: its fingerprint (modalities, register caps) signs a new revision.
+      state.profile = next;
+      state.revisions['ts'] = 'v2.k1.abcd';
+      expect(await modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+      expect(await stored(view)).toMatchObject({ state: 'REVOKED', reason: 'TOOLSET_REBOUND', register: null });
+      expect(errorDataOf(await update(view, text('queued')))).toMatchObject({ reason: 'VIEW_REVOKED', revocation: 'TOOLSET_REBOUND' });
+    });
+
+    it('a stored register over its profile’s current per-register cap is left out whole and listed as evicted', async () => {
+      state.profile = { ...CONTEXT_PROFILE, registers: { maxRegisterBytes: 128 } };
+      const [kept, over] = [await newView(), await newView()];
+      await expectCommitted(update(kept, text('fits')));
+      await expectCommitted(update(over, text('fits too')));
+      // A register written under a larger cap (an older build's default) than the one its profile has now.
+      const current = await records.find(over.viewId);
+      if (!current?.record.register) throw new Error('no register');
+      await records.update(current, { ...current.record, register: { ...current.record.register, bytes: 4096 } });
+      const context = await modelContext();
+      expect(context.registers.map((r) => r.viewId)).toEqual([kept.viewId]);
+      expect(context.evicted).toEqual([(await stored(over)).widget.widgetId]);
+      expect(blockText(context)).not.toContain('fits too');
     });
 
     it('a newer accepted update beats an older queued one (its sequence was taken first, it commits last)', async () => {
