@@ -251,6 +251,11 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       const view = await newView();
       expect(errorDataOf(await update(view, { content: 'not a list' }))).toMatchObject({ code: 'INVALID_ARGUMENT', reason: 'RPC_INVALID_PARAMS' });
       expect(errorDataOf(await update(view, { structuredContent: [1, 2] }))).toMatchObject({ reason: 'RPC_INVALID_PARAMS' });
+      // Outside canonical I-JSON (a lone surrogate): it has no canonical size, so it is refused before anything runs.
+      expect(errorDataOf(await update(view, { structuredContent: { s: '\udc00' } }))).toMatchObject({
+        reason: 'RPC_INVALID_PARAMS',
+        canonical: expect.any(String),
+      });
       expect((await stored(view)).contextSequence).toBe(0);
     });
   });
