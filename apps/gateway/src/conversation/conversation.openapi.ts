@@ -30,7 +30,7 @@ export function conversationPaths(): Record<string, unknown> {
     '/v1/sessions/{sessionId}/model-context': {
       get: {
         summary:
-          "What the model sees of the session's Views on its next turn (`ui/update-model-context`): `block` is one `{ role: \"user\", content: [{ type: \"text\", text }] }` — per widget a delimited, labelled section (`[MCP App context — widget <widgetId>, view <viewId>]`) in commit-sequence order, marked as untrusted data, `structuredContent` as canonical JSON — or null when no live View holds a register. `registers` lists the winners (`widgetId`, `viewId`, `commitSequence`, `bytes`); `evicted` the widgets left out whole by the session's budget (oldest commit first). Computed from the live Views at every read (a torn-down, revoked or rebound View's register never appears); reading consumes nothing. `Cache-Control: no-store`.",
+          'What the model sees of the session\'s Views on its next turn (`ui/update-model-context`): `block` is one `{ role: "user", content: [{ type: "text", text }] }` — per widget a delimited, labelled section (`[MCP App context — widget <widgetId>, view <viewId>]`) in commit-sequence order, marked as untrusted data, `structuredContent` as canonical JSON — or null when no live View holds a register. `registers` lists the winners (`widgetId`, `viewId`, `commitSequence`, `bytes`); `evicted` the widgets left out whole by the session\'s budget (oldest commit first). Computed from the live Views at every read (a torn-down, revoked or rebound View\'s register never appears); reading consumes nothing. `Cache-Control: no-store`.',
         parameters: [sessionIdParam, appNameQuery, userIdQuery],
         responses: {
           '200': ok('The block, the registers and the evicted widgets', modelContextResponseSchema),
@@ -92,7 +92,9 @@ export function conversationPaths(): Record<string, unknown> {
             'Invalid path or body; or FAILED_PRECONDITION: the message was rejected at claim (MESSAGE_REJECTED, with details.rejection), is not claimable (MESSAGE_NOT_CLAIMABLE, with details.state), or the session is not ACTIVE',
           ),
           ...runtimeErrors,
-          '409': error('CONFLICT: another runtime holds a live claim (MESSAGE_CLAIMED); the claim is expired, foreign or superseded, or another invocation consumed it (MESSAGE_CLAIM_INVALID)'),
+          '409': error(
+            'CONFLICT: another runtime holds a live claim (MESSAGE_CLAIMED); the claim is expired, foreign or superseded, or another invocation consumed it (MESSAGE_CLAIM_INVALID)',
+          ),
           '503': error('governed-operations or lifecycle-store is unavailable; nothing changed'),
         },
       },

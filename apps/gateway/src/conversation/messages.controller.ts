@@ -46,7 +46,13 @@ export class MessagesController {
       { timeoutMs: budget.timeoutMs },
     );
     res.setHeader('Cache-Control', 'no-store');
-    return { sessionId: session.sessionId, appName: session.appName, userId: session.userId, incarnation: page.incarnation, messages: page.messages.map(toPublicMessage) };
+    return {
+      sessionId: session.sessionId,
+      appName: session.appName,
+      userId: session.userId,
+      incarnation: page.incarnation,
+      messages: page.messages.map(toPublicMessage),
+    };
   }
 
   /** `:claim` and `:consume` arrive in the same path segment as the id. */
