@@ -10,6 +10,8 @@ import { ConfirmationGate } from './confirmation/confirmation-gate';
 import { ConfirmationPermits } from './confirmation/confirmation-permits';
 import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
+import { MessageClaimHandlers } from './conversation/message-claims.handlers';
+import { MessageClaims } from './conversation/message-claims';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -95,6 +97,12 @@ export class GovernedOperationsModule {
         ToolBatchService,
         ToolBatchHandlers,
         CascadeHandlers,
+        {
+          provide: MessageClaims,
+          useFactory: (bus: BusClient, peers: ViewCollaborators) => new MessageClaims(bus, peers, logger),
+          inject: [BusClient, ViewCollaborators],
+        },
+        MessageClaimHandlers,
       ],
     };
   }
