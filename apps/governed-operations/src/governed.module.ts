@@ -12,6 +12,7 @@ import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
 import { MessageClaimHandlers } from './conversation/message-claims.handlers';
 import { MessageClaims } from './conversation/message-claims';
+import { InvocationOrigins } from './conversation/invocation-origins';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -94,6 +95,7 @@ export class GovernedOperationsModule {
         ConfirmationGate,
         ConfirmationService,
         ConfirmationHandlers,
+        { provide: InvocationOrigins, useFactory: (bus: BusClient) => new InvocationOrigins(bus), inject: [BusClient] },
         ToolBatchService,
         ToolBatchHandlers,
         CascadeHandlers,
