@@ -60,6 +60,8 @@ export interface CallContext {
   snapshotId: string;
   /** Set once a call starts executing: errors after it say the tool ran. */
   mark: ExecutionMark;
+  /** The invocation's provenance (absent: `user-turn`), carried into the permits the batch issues. */
+  provenance?: AppendProvenance;
 }
 
 /** A generation's fresh listing, or why it could not be listed. */

@@ -1,4 +1,4 @@
-import { AppHostError, GovernedRunToolBatch } from '@apphost/contracts';
+import { AppHostError, GovernedDecideConfirmation, GovernedRunToolBatch } from '@apphost/contracts';
 import { expectAppError } from '@apphost/testing';
 import { principal, session, startFakePlane, type FakePlane, type FakeState } from '../test/fake-plane';
 
@@ -46,6 +46,20 @@ describe('tool batches of an invocation that consumed a ui/message (fake collabo
     ]);
     expect(res.rejection).toBe('MIXED_BATCH');
     expect(state.provenances).toEqual(['ui-message']);
+  });
+
+  it("a call held for confirmation keeps the invocation's provenance: its decided event is ui-message too, an ordinary one's user-turn", async () => {
+    state.consumedInvocations.add('inv-held');
+    const held = await run('inv-held', [{ functionCallId: 'g', tool: 'guarded', arguments: { amount: 5 } }]);
+    const typed = await run('inv-typed-held', [{ functionCallId: 'h', tool: 'guarded', arguments: { amount: 6 } }]);
+    expect(state.provenances).toEqual(['ui-message', 'user-turn']);
+    const decide = (confirmationId: string) =>
+      plane.service.client.request(GovernedDecideConfirmation, { principal, session, confirmationId, confirmed: true }, { timeoutMs: 20_000 });
+    await decide(held.confirmations[0].confirmationId);
+    await decide(typed.confirmations[0].confirmationId);
+    expect(state.provenances).toEqual(['ui-message', 'user-turn', 'ui-message', 'user-turn']);
+    // The decision reads the provenance from the permit: no second lookup.
+    expect(state.originLookups).toBe(2);
   });
 
   it('a lookup that fails fails the batch UNAVAILABLE (retryable) before anything ran; the retry then runs once', async () => {

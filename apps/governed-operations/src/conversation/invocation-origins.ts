@@ -2,7 +2,7 @@ import type { BusClient } from '@apphost/bus';
 import { AppHostError, LifecycleFindConsumedMessage, type AppendProvenance, type SessionKey } from '@apphost/contracts';
 
 export const USER_TURN: AppendProvenance = { path: 'user-turn' };
-const UI_MESSAGE: AppendProvenance = { path: 'ui-message' };
+export const UI_MESSAGE: AppendProvenance = { path: 'ui-message' };
 
 /**
  * Who started an invocation: a model turn that consumed a View's `ui/message` (its tool events are stamped

@@ -91,6 +91,7 @@ export class ToolBatchService {
       operationId: run.operationId,
       snapshotId: snapshot.snapshotId,
       mark: run.mark,
+      provenance: run.provenance,
     };
     // Permits and the stores the calls need first: if one is unavailable, the batch fails before any call has run.
     const held = admitted.filter((a) => this.confirmations.holds(a));
