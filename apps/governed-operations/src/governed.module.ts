@@ -13,6 +13,9 @@ import { ConfirmationService } from './confirmation/confirmation.service';
 import { ContextRegisters } from './conversation/context-registers';
 import { ConversationHandlers } from './conversation/conversation.handlers';
 import { ModelContext } from './conversation/model-context';
+import { MessageClaimHandlers } from './conversation/message-claims.handlers';
+import { MessageClaims } from './conversation/message-claims';
+import { InvocationOrigins } from './conversation/invocation-origins';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -103,9 +106,16 @@ export class GovernedOperationsModule {
         ConfirmationGate,
         ConfirmationService,
         ConfirmationHandlers,
+        { provide: InvocationOrigins, useFactory: (bus: BusClient) => new InvocationOrigins(bus), inject: [BusClient] },
         ToolBatchService,
         ToolBatchHandlers,
         CascadeHandlers,
+        {
+          provide: MessageClaims,
+          useFactory: (bus: BusClient, peers: ViewCollaborators) => new MessageClaims(bus, peers, logger),
+          inject: [BusClient, ViewCollaborators],
+        },
+        MessageClaimHandlers,
       ],
     };
   }
