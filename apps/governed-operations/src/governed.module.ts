@@ -10,6 +10,7 @@ import { ConfirmationGate } from './confirmation/confirmation-gate';
 import { ConfirmationPermits } from './confirmation/confirmation-permits';
 import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
+import { ViewMessages } from './conversation/view-messages';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -27,6 +28,7 @@ import { ViewSweep } from './views/view-sweep';
 import { ViewTeardown } from './views/view-teardown';
 import { ArgumentSchemas } from './view-rpc/argument-schemas';
 import type { ViewRpcPorts } from './view-rpc/ports';
+import { MinuteWindows } from './view-rpc/rpc-limiter';
 import { viewRpcPortsProvider } from './view-rpc/view-rpc.ports';
 import { ViewBarrier } from './view-rpc/view-barrier';
 import { ViewOperations } from './view-rpc/view-operations';
@@ -83,6 +85,12 @@ export class GovernedOperationsModule {
           provide: ViewOperations,
           useFactory: (bus: BusClient, peers: ViewCollaborators, barrier: ViewBarrier) => new ViewOperations(bus, peers, barrier, logger),
           inject: [BusClient, ViewCollaborators, ViewBarrier],
+        },
+        {
+          provide: ViewMessages,
+          useFactory: (bus: BusClient, barrier: ViewBarrier, faults: FaultPoints<GovernedFaultPoint>) =>
+            new ViewMessages(bus, barrier, new MinuteWindows(coordination), config.messages, faults, logger),
+          inject: [BusClient, ViewBarrier, FAULT_POINTS],
         },
         viewRpcPorts ?? viewRpcPortsProvider(config, logger, coordination),
         ViewRpcService,

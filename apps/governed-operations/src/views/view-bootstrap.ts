@@ -28,12 +28,12 @@ import { ViewCollaborators, type ViewGeneration } from './view-collaborators';
 import { coldActionOf, defaultPolicy, recordOf, resourcePolicyOf, widgetOf, type Binding, type OpenRequest, type Opening } from './view-opening';
 import { ViewRecords, type StoredView, type ViewRecord } from './view-records';
 
-/** What AppHost implements of the MCP Apps host capabilities today: View RPC and the conversation hooks are not built yet. */
+/** What AppHost implements of the MCP Apps host capabilities today (`message`: `ui/message`, `conversation/view-messages.ts`). */
 export const IMPLEMENTED_HOST_CAPABILITIES = {
   serverTools: false,
   serverResources: false,
   logging: false,
-  message: false,
+  message: true,
   updateModelContext: false,
   openLinks: false,
 } as const;
