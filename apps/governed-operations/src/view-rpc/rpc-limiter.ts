@@ -8,6 +8,7 @@ import type { RpcAdmission, RpcSlot, ViewContext } from './ports';
  * Keys (under the service's store prefix), shared by every replica:
  * - `view-rpc:rate:view:<viewId>:<minute>` and `view-rpc:rate:session:<sessionDigest>:<minute>`: requests admitted in
  *   one clock minute (a counter that dies two minutes after its minute ended).
+ * - `view-rpc:rate:message:<viewId>:<minute>`: `ui/message`s of one View (`MinuteWindows`, counted by `ViewMessages`).
  * - `view-rpc:queue:<viewId>`: the View's admitted, not yet released operations (slots, each with its own TTL).
  */
 const WINDOW_MS = 60_000;
