@@ -57,8 +57,22 @@ describe('messageContentOf', () => {
 
   it('holds at most 32 blocks, and at least one', () => {
     const block = { type: 'text', text: '' };
-    expect(messageContentOf(Array.from({ length: 32 }, () => block), TEXT, 10)).toHaveLength(32);
-    expect(refusalOf(() => messageContentOf(Array.from({ length: 33 }, () => block), TEXT, 10))).toMatchObject({ reason: 'MESSAGE_TOO_LARGE', blocks: 33 });
+    expect(
+      messageContentOf(
+        Array.from({ length: 32 }, () => block),
+        TEXT,
+        10,
+      ),
+    ).toHaveLength(32);
+    expect(
+      refusalOf(() =>
+        messageContentOf(
+          Array.from({ length: 33 }, () => block),
+          TEXT,
+          10,
+        ),
+      ),
+    ).toMatchObject({ reason: 'MESSAGE_TOO_LARGE', blocks: 33 });
     expect(refusalOf(() => messageContentOf([], TEXT, 10))).toMatchObject({ code: 'INVALID_ARGUMENT', reason: 'RPC_INVALID_PARAMS' });
   });
 });

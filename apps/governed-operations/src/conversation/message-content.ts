@@ -26,8 +26,12 @@ export function messageContentOf(blocks: readonly Record<string, unknown>[], off
   }
   const bytes = content.reduce((sum, block) => sum + Buffer.byteLength(block.text, 'utf8'), 0);
   if (bytes > maxBytes || content.length > MAX_BLOCKS)
-    throw new AppHostError('PAYLOAD_TOO_LARGE', `the message is ${bytes} bytes in ${content.length} blocks: at most ${maxBytes} bytes in ${MAX_BLOCKS} blocks`, {
-      details: GovernedReasons.details('MESSAGE_TOO_LARGE', { bytes, limit: maxBytes, blocks: content.length, maxBlocks: MAX_BLOCKS }),
-    });
+    throw new AppHostError(
+      'PAYLOAD_TOO_LARGE',
+      `the message is ${bytes} bytes in ${content.length} blocks: at most ${maxBytes} bytes in ${MAX_BLOCKS} blocks`,
+      {
+        details: GovernedReasons.details('MESSAGE_TOO_LARGE', { bytes, limit: maxBytes, blocks: content.length, maxBlocks: MAX_BLOCKS }),
+      },
+    );
   return content;
 }

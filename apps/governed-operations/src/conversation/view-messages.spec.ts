@@ -57,7 +57,12 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
     state = plane.state;
     // The plane's lifecycle-store is a fake: its message operations go to the real store process.
     relayTransport = await connectTestTransport('message-relay', { natsUrl: plane.natsUrl });
-    relay = new BusServer({ transport: relayTransport, instanceId: 'message-relay', queueGroup: 'message-relay', logger: { error: () => undefined, warn: () => undefined } });
+    relay = new BusServer({
+      transport: relayTransport,
+      instanceId: 'message-relay',
+      queueGroup: 'message-relay',
+      logger: { error: () => undefined, warn: () => undefined },
+    });
     relay.register(LifecycleRecordMessage, (r) => stores.bus.request(LifecycleRecordMessage, r));
     relay.register(LifecycleDecideMessage, (r) => stores.bus.request(LifecycleDecideMessage, r));
     relay.start();
@@ -141,7 +146,10 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
   describe('accepted', () => {
     it('accept policy: `{}` only once the message is ACCEPTED, with its exact identity; one audit entry without content', async () => {
       const view = await newView('accept');
-      const answer = await send(view, 1, { role: 'user', content: [{ type: 'text', text: 'Summarize the run', annotations: { priority: 1 }, _meta: { a: 1 } }] });
+      const answer = await send(view, 1, {
+        role: 'user',
+        content: [{ type: 'text', text: 'Summarize the run', annotations: { priority: 1 }, _meta: { a: 1 } }],
+      });
       expect(responseOf(answer)).toEqual({ jsonrpc: '2.0', id: 1, result: {} });
       const [message, ...others] = await messagesOf(view);
       expect(others).toEqual([]);
@@ -166,7 +174,17 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
         updatedAt: expect.any(String),
       });
       expect(ports.seen.audit).toEqual([
-        { method: 'ui/message', tool: null, uri: null, decision: 'executed', outcome: 'ok', reason: null, replayed: false, durationMs: expect.any(Number), seal: null },
+        {
+          method: 'ui/message',
+          tool: null,
+          uri: null,
+          decision: 'executed',
+          outcome: 'ok',
+          reason: null,
+          replayed: false,
+          durationMs: expect.any(Number),
+          seal: null,
+        },
       ]);
       expect(JSON.stringify(ports.seen.audit)).not.toContain('Summarize');
     });
@@ -180,8 +198,13 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
     it('confirm policy: refused without the user’s attestation (nothing recorded), accepted with it', async () => {
       const view = await newView('confirm');
       const error = errorOf(await send(view, 1, text('unconfirmed')));
-      expect(error).toMatchObject({ code: JSON_RPC_CODE_BY_ERROR.PERMISSION_DENIED, data: { code: 'PERMISSION_DENIED', reason: 'MESSAGE_CONFIRMATION_REQUIRED' } });
-      expect(ports.seen.audit).toMatchObject([{ method: 'ui/message', decision: 'denied', outcome: 'PERMISSION_DENIED', reason: 'MESSAGE_CONFIRMATION_REQUIRED' }]);
+      expect(error).toMatchObject({
+        code: JSON_RPC_CODE_BY_ERROR.PERMISSION_DENIED,
+        data: { code: 'PERMISSION_DENIED', reason: 'MESSAGE_CONFIRMATION_REQUIRED' },
+      });
+      expect(ports.seen.audit).toMatchObject([
+        { method: 'ui/message', decision: 'denied', outcome: 'PERMISSION_DENIED', reason: 'MESSAGE_CONFIRMATION_REQUIRED' },
+      ]);
       expect(responseOf(await send(view, 2, text('confirmed'), ['message']))).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
       await afterAcceptWindow();
       expect((await messagesOf(view)).map((m) => [m.state, m.content[0]?.text])).toEqual([['ACCEPTED', 'confirmed']]);
@@ -201,7 +224,13 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
     it.each([
       ['a role other than user', { role: 'assistant', content: [{ type: 'text', text: 'x' }] }, -32602, 'INVALID_ARGUMENT', 'RPC_INVALID_PARAMS'],
       ['no content', { role: 'user', content: [] }, -32602, 'INVALID_ARGUMENT', 'RPC_INVALID_PARAMS'],
-      ['an image block', { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] }, -32602, 'INVALID_ARGUMENT', 'MODALITY_NOT_ADVERTISED'],
+      [
+        'an image block',
+        { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] },
+        -32602,
+        'INVALID_ARGUMENT',
+        'MODALITY_NOT_ADVERTISED',
+      ],
       ['text over the size limit', text('é'.repeat(MAX_BYTES / 2 + 1)), JSON_RPC_CODE_BY_ERROR.PAYLOAD_TOO_LARGE, 'PAYLOAD_TOO_LARGE', 'MESSAGE_TOO_LARGE'],
       [
         'more blocks than a message holds',
@@ -219,7 +248,10 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
 
     it('text when the profile does not offer message: MODALITY_NOT_ADVERTISED', async () => {
       const view = await newView('accept', false);
-      expect(errorOf(await send(view, 1, text('hello')))).toMatchObject({ code: -32602, data: { reason: 'MODALITY_NOT_ADVERTISED', modality: 'text', advertised: [] } });
+      expect(errorOf(await send(view, 1, text('hello')))).toMatchObject({
+        code: -32602,
+        data: { reason: 'MODALITY_NOT_ADVERTISED', modality: 'text', advertised: [] },
+      });
       expect(ports.seen.audit).toMatchObject([{ method: 'ui/message', decision: 'denied', outcome: 'INVALID_ARGUMENT' }]);
       await afterAcceptWindow();
       expect(await messagesOf(view)).toEqual([]);
@@ -258,7 +290,9 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
       faults.arm('message.after-record', async () => {
         await close(view);
       });
-      expect(errorOf(await send(view, 1, text('raced')))).toMatchObject({ data: { code: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED', revocation: 'TORN_DOWN' } });
+      expect(errorOf(await send(view, 1, text('raced')))).toMatchObject({
+        data: { code: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED', revocation: 'TORN_DOWN' },
+      });
       await afterAcceptWindow();
       expect(await messagesOf(view)).toMatchObject([{ state: 'REJECTED', rejection: 'VIEW_TORN_DOWN', content: [{ text: 'raced' }] }]);
       expect(await stores.bus.request(LifecycleListMessages, { session, state: 'ACCEPTED', limit: 100 })).toMatchObject({

@@ -1,13 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { BusClient } from '@apphost/bus';
-import {
-  AppHostError,
-  GovernedReasons,
-  LifecycleDecideMessage,
-  LifecycleRecordMessage,
-  type MESSAGE_REJECTIONS,
-  type ViewCaller,
-} from '@apphost/contracts';
+import { AppHostError, GovernedReasons, LifecycleDecideMessage, LifecycleRecordMessage, type MESSAGE_REJECTIONS, type ViewCaller } from '@apphost/contracts';
 import { offeredHostCapabilities } from '@apphost/policy';
 import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { MessageConfig } from '../governed.config';
@@ -117,7 +110,8 @@ function rejectionOf(error: unknown): Rejection | null {
   if (!(error instanceof AppHostError) || !['FAILED_PRECONDITION', 'PERMISSION_DENIED', 'NOT_FOUND'].includes(error.code)) return null;
   const { reason, revocation } = error.details ?? {};
   if (reason === 'PRINCIPAL_REVOKED') return 'PRINCIPAL_REVOKED';
-  if (reason === 'VIEW_REVOKED' && (revocation === 'SESSION_DELETED' || revocation === 'TOOLSET_REVOKED' || revocation === 'TOOLSET_REBOUND')) return revocation;
+  if (reason === 'VIEW_REVOKED' && (revocation === 'SESSION_DELETED' || revocation === 'TOOLSET_REVOKED' || revocation === 'TOOLSET_REBOUND'))
+    return revocation;
   return 'VIEW_TORN_DOWN';
 }
 

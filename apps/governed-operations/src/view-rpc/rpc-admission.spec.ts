@@ -131,7 +131,11 @@ describe('RpcMessageAdmission.parse', () => {
       // ui/message: the published array form (what App.sendMessage sends), and one block read as that array.
       ['ui/message', { role: 'user', content: [{ type: 'text', text: 'hi' }] }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }],
       ['ui/message', { role: 'user', content: { type: 'text', text: 'hi' } }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }],
-      ['ui/message', { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] }, { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] }],
+      [
+        'ui/message',
+        { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] },
+        { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] },
+      ],
     ])('admits the request %s with params %j', (method, params, expected) => {
       expect(parse(request(method, params, 5))).toEqual({ kind: 'request', id: 5, method, params: expected, idempotencyKey: null });
     });

@@ -115,10 +115,14 @@ export class MinuteWindows {
     if (previous * (WINDOW_MS - elapsedMs) + current * WINDOW_MS <= limit * WINDOW_MS) return currentKey;
     await this.uncount(currentKey);
     const retryAfterMs = retryAfterOf(previous, current - 1, limit, elapsedMs);
-    throw new AppHostError('RESOURCE_EXHAUSTED', `more than ${limit} ${scope === 'message' ? 'messages a minute from this View' : `requests a minute for this ${scope}`}`, {
-      retryable: true,
-      details: GovernedReasons.details('RPC_RATE_LIMITED', { scope, limit, retryAfterMs }),
-    });
+    throw new AppHostError(
+      'RESOURCE_EXHAUSTED',
+      `more than ${limit} ${scope === 'message' ? 'messages a minute from this View' : `requests a minute for this ${scope}`}`,
+      {
+        retryable: true,
+        details: GovernedReasons.details('RPC_RATE_LIMITED', { scope, limit, retryAfterMs }),
+      },
+    );
   }
 
   /** Gives one count back; if the store cannot be reached the window simply ends with it counted. */
