@@ -4,8 +4,11 @@ import {
   GovernedCloseView,
   GovernedViewRpc,
   JSON_RPC_CODE_BY_ERROR,
+  GovernedOpenView,
+  GovernedRunToolBatch,
   LifecycleCreateSession,
   LifecycleDecideMessage,
+  LifecycleDeleteSession,
   LifecycleListMessages,
   LifecycleRecordMessage,
   type HostProfile,
@@ -20,7 +23,7 @@ import { batchConfig } from '../governed.config';
 import type { GovernedFaultPoint } from '../governed.faults';
 import { GovernedOperationsModule } from '../governed.module';
 import { VIEW_RPC_PORTS } from '../governed.tokens';
-import { session, startFakePlane, testProfile, type FakePlane, type FakeState } from '../test/fake-plane';
+import { principal, session, startFakePlane, testProfile, type FakePlane, type FakeState } from '../test/fake-plane';
 import { startStoreProcesses, type StoreProcesses } from '../test/store-processes';
 import { live, openView, viewCaller, widgetOf } from '../test/view-helpers';
 import { recordingPorts, type RecordingPorts } from '../test/view-rpc-ports';
@@ -146,6 +149,7 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
   describe('accepted', () => {
     it('accept policy: `{}` only once the message is ACCEPTED, with its exact identity; one audit entry without content', async () => {
       const view = await newView('accept');
+      expect(view.hostCapabilities).toMatchObject({ message: { text: {} } });
       const answer = await send(view, 1, {
         role: 'user',
         content: [{ type: 'text', text: 'Summarize the run', annotations: { priority: 1 }, _meta: { a: 1 } }],
@@ -308,6 +312,31 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
       expect(errorOf(await send(view, 1, text('rebound')))).toMatchObject({ data: { reason: 'VIEW_REVOKED', revocation: 'TOOLSET_REBOUND' } });
       expect(await messagesOf(view)).toMatchObject([{ state: 'REJECTED', rejection: 'TOOLSET_REBOUND' }]);
     });
+  });
+
+  it('a session deleted after the barrier (the record finds it gone): the View is revoked SESSION_DELETED', async () => {
+    const other = { ...session, sessionId: 's-deleted' };
+    await stores.bus.request(LifecycleCreateSession, { session: other, creationOperationId: 'op-s-deleted' });
+    state.profile = {
+      callbackPolicy: { ...testProfile().callbackPolicy, message: 'accept' },
+      hostCapabilities: { ...testProfile().hostCapabilities, message: { text: true } },
+    };
+    const turn = await client.request(
+      GovernedRunToolBatch,
+      { principal, session: other, invocationId: 'inv-deleted', calls: [{ functionCallId: 'fc-deleted', tool: 'nonce-view', arguments: { q: 'x' } }] },
+      { timeoutMs: 20_000 },
+    );
+    const view = live(
+      await client.request(
+        GovernedOpenView,
+        { caller: viewCaller, session: other, eventId: turn.eventId, functionCallId: 'fc-deleted' },
+        { timeoutMs: 30_000 },
+      ),
+    );
+    // The fake still answers the session ACTIVE to the barrier; the real store, which records the message, has deleted it.
+    await stores.bus.request(LifecycleDeleteSession, { session: other });
+    expect(errorOf(await send(view, 1, text('into the void')))).toMatchObject({ data: { reason: 'VIEW_REVOKED', revocation: 'SESSION_DELETED' } });
+    expect(errorOf(await send(view, 2, text('again')))).toMatchObject({ data: { reason: 'VIEW_REVOKED', revocation: 'SESSION_DELETED' } });
   });
 
   describe('a crash between record and response', () => {

@@ -543,6 +543,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     },
     reset: async () => {
       Object.assign(state, { callGate: undefined, classifyGate: undefined, ...freshState() });
+      ledgerScopes.length = 0; // in step with `state.appended`
       if (redis.status === 'wait') await redis.connect();
       const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
       if (claims.length > 0) await redis.del(...claims);
