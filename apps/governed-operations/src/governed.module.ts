@@ -10,6 +10,9 @@ import { ConfirmationGate } from './confirmation/confirmation-gate';
 import { ConfirmationPermits } from './confirmation/confirmation-permits';
 import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
+import { MessageClaimHandlers } from './conversation/message-claims.handlers';
+import { MessageClaims } from './conversation/message-claims';
+import { InvocationOrigins } from './conversation/invocation-origins';
 import { ViewMessages } from './conversation/view-messages';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
@@ -100,9 +103,16 @@ export class GovernedOperationsModule {
         ConfirmationGate,
         ConfirmationService,
         ConfirmationHandlers,
+        { provide: InvocationOrigins, useFactory: (bus: BusClient) => new InvocationOrigins(bus), inject: [BusClient] },
         ToolBatchService,
         ToolBatchHandlers,
         CascadeHandlers,
+        {
+          provide: MessageClaims,
+          useFactory: (bus: BusClient, peers: ViewCollaborators) => new MessageClaims(bus, peers, logger),
+          inject: [BusClient, ViewCollaborators],
+        },
+        MessageClaimHandlers,
       ],
     };
   }
