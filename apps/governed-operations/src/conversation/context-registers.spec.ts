@@ -311,6 +311,13 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       expect(context).toEqual({ block: null, registers: [], evicted: [] });
       expect(await stored(a)).toMatchObject({ state: 'REVOKED', reason: 'TOOLSET_REVOKED', register: null });
     });
+    it('the opener’s principal revoked: the read leaves the register out at once and ends the View', async () => {
+      const view = await newView();
+      await expectCommitted(update(view, text('before the revocation')));
+      state.revokedPrincipals.add(`${viewCaller.principal.tenant}/${viewCaller.principal.subject}`);
+      expect(await modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+      expect(await stored(view)).toMatchObject({ state: 'REVOKED', reason: 'PRINCIPAL_REVOKED', register: null });
+    });
   });
 
   describe('stale updates change nothing', () => {

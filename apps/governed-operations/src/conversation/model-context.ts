@@ -75,7 +75,8 @@ export class ModelContext {
     const record = stored?.record;
     if (!record || record.incarnation !== incarnation || record.state !== 'ACTIVE' || record.mode !== 'live' || !record.register || !record.profileId)
       return null;
-    const reason = await revocationOf(record, null, this.peers, Date.now());
+    // The opener's revocation too: a revoked user's register leaves the block at once, not at the View's next request.
+    const reason = await revocationOf(record, record.opener, this.peers, Date.now());
     if (reason) {
       await this.teardown.end(viewId, reason).catch((error: unknown) => {
         this.logger.warn({ viewId, reason, error: describeFailure(error) }, 'model context: ending a revoked view failed (left out all the same)');

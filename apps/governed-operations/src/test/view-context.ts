@@ -16,6 +16,7 @@ export function liveViewRecord(overrides: Partial<ViewRecord> & { session?: Sess
     state: 'ACTIVE',
     reason: null,
     principalDigest: hex(32),
+    opener: null,
     session: defaultSession,
     incarnation: 1,
     widget: { widgetId: '1:fc-1', eventId: 1, functionCallId: 'fc-1', resourceUri: 'ui://app/view.html', tool: 'nonce-view', toolsetId: 'ts' },

@@ -69,6 +69,7 @@ function viewOf(session: SessionKey, audit: { maxRecordsPerView?: number; maxAge
     state: 'ACTIVE',
     reason: null,
     principalDigest: 'c'.repeat(64),
+    opener: null,
     session,
     incarnation: 1,
     widget: { widgetId: '2:fc-1', eventId: 2, functionCallId: 'fc-1', resourceUri: 'ui://monitor/view.html', tool: 'show-monitor', toolsetId: 'ts' },

@@ -62,6 +62,7 @@ export function recordOf(
     state,
     reason,
     principalDigest: principalDigestOf(opening.request.caller.principal),
+    opener: { tenant: opening.request.caller.principal.tenant, subject: opening.request.caller.principal.subject },
     session: opening.request.session,
     incarnation: opening.incarnation,
     widget: opening.widget,

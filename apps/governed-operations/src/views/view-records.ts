@@ -47,6 +47,11 @@ export const viewRecordSchema = z.strictObject({
   reason: z.union([viewRevocationReasonSchema, placeholderReasonSchema]).nullable(),
   /** `view-principal` digest of the opener's tenant and subject: only the opener renews. */
   principalDigest: z.string().regex(/^[0-9a-f]{64}$/),
+  /**
+   * The opener's tenant and subject, so a read that is not the opener's (the model-context read) can still ask
+   * whether that principal was revoked. Null on a record written before it was kept.
+   */
+  opener: z.strictObject({ tenant: z.string(), subject: z.string() }).nullable().default(null),
   session: sessionKeySchema,
   incarnation: z.number().int().min(1),
   widget: viewWidgetSchema,
