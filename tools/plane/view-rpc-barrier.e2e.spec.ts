@@ -1,18 +1,7 @@
 import fs from 'node:fs';
 import { STATEFUL_NONCE_RESOURCE, sleep } from '@apphost/testing';
 import { fixtureSpec, matrixSpec } from './catalog-harness';
-import {
-  callsFile,
-  executed,
-  isDenial,
-  openView,
-  resultOf,
-  rpcErrorOf,
-  startRpcPlane,
-  structuredOf,
-  type LiveView,
-  type RpcPlane,
-} from './view-rpc-harness';
+import { callsFile, executed, isDenial, openView, resultOf, rpcErrorOf, startRpcPlane, structuredOf, type LiveView, type RpcPlane } from './view-rpc-harness';
 import { viewProfile, type HttpReply } from './views-harness';
 
 /**
@@ -263,7 +252,8 @@ describe('View RPC barrier and idempotency in the plane', () => {
       const view = await live('conn', 's-conn');
       expect(resultOf(await rpc().call(view, 'slow', { ms: 0 }, { key: 'k-conn' }))).toBeDefined();
       const ran = executed(calls.conn, 'slow');
-      const owner = rpcPlane.plane.registryProcess!;
+      const owner = rpcPlane.plane.registryProcess;
+      if (!owner) throw new Error('the registry must run as its own process');
       await owner.kill();
       const whileDead = rpcErrorOf(await rpc().call(view, 'slow', { ms: 0 }));
       expect(['UNAVAILABLE', 'FAILED_PRECONDITION', 'DEADLINE_EXCEEDED']).toContain(whileDead.data.code);

@@ -1,6 +1,13 @@
 import os from 'node:os';
 import path from 'node:path';
-import { APP_AUDIT_METADATA_KEY, IDEMPOTENCY_META_KEY, type AppAuditRecord, type HostProfile, type PublicEvent, type ToolsetSpecInput } from '@apphost/contracts';
+import {
+  APP_AUDIT_METADATA_KEY,
+  IDEMPOTENCY_META_KEY,
+  type AppAuditRecord,
+  type HostProfile,
+  type PublicEvent,
+  type ToolsetSpecInput,
+} from '@apphost/contracts';
 import { dropSchemasWithPrefix, readCallLog, startFakeProviders, startPrivateNats, uniquePrefix, type LoggedCall, type PrivateNats } from '@apphost/testing';
 import { token } from './catalog-harness';
 import { bootViewPlane, putProfile, putToolset, sessionWithUiCall, uiCall, viewHttp, type HttpReply, type ViewPlane } from './views-harness';
@@ -147,7 +154,8 @@ export function viewRpc(plane: ViewPlane) {
     read: (view: LiveView, uri: string, options: RpcOptions = {}) => request(view, 'resources/read', { uri }, options),
     notify: (view: LiveView, method: string, params: Record<string, unknown> = {}, options: RpcOptions = {}) =>
       send(view, { jsonrpc: '2.0', method, params }, options),
-    cancel: (view: LiveView, requestId: string | number) => send(view, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user' } }),
+    cancel: (view: LiveView, requestId: string | number) =>
+      send(view, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user' } }),
   };
 }
 
@@ -159,7 +167,11 @@ export function resultOf(reply: HttpReply): Record<string, any> {
 }
 
 /** The `error` of a JSON-RPC error reply (fails the test with the reply otherwise). */
-export function rpcErrorOf(reply: HttpReply): { code: number; message: string; data: { code: string; reason: string | null; retryable: boolean } & Record<string, any> } {
+export function rpcErrorOf(reply: HttpReply): {
+  code: number;
+  message: string;
+  data: { code: string; reason: string | null; retryable: boolean } & Record<string, any>;
+} {
   if (reply.status !== 200 || !reply.body.error) throw new Error(`expected a JSON-RPC error, got ${reply.status} ${reply.text.slice(0, 500)}`);
   return reply.body.error;
 }

@@ -91,7 +91,9 @@ describe('View RPC limits and replicas in the plane', () => {
 
     it('queue depth 2: a third concurrent call is RPC_QUEUE_FULL and never runs; the slot frees when a call ends', async () => {
       const view = await openView(rpcPlane.http, alice, { appName: 'queue', sessionId: 's-queue', tool: 'start-session' });
-      const replies = await Promise.all([0, 80, 160].map((delay) => new Promise((r) => setTimeout(r, delay)).then(() => rpc().call(view, 'slow', { ms: 1500 }))));
+      const replies = await Promise.all(
+        [0, 80, 160].map((delay) => new Promise((r) => setTimeout(r, delay)).then(() => rpc().call(view, 'slow', { ms: 1500 }))),
+      );
       const full = replies.filter((r) => r.body.error?.data?.reason === 'RPC_QUEUE_FULL');
       expect(full).toHaveLength(1);
       expect(rpcErrorOf(full[0])).toMatchObject({ code: -32005, data: { code: 'RESOURCE_EXHAUSTED', retryable: true } });

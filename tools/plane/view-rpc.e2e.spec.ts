@@ -76,7 +76,11 @@ describe('View RPC in the plane', () => {
       const unknown = rpcErrorOf(await rpc().request(view, 'sampling/createMessage', { messages: [] }, { id: 'u-1' }));
       expect(unknown).toMatchObject({ code: -32601, data: { code: 'NOT_FOUND', reason: 'RPC_METHOD_NOT_FOUND', retryable: false } });
       const batch = await rpc().send(view, [{ jsonrpc: '2.0', id: 1, method: 'ping' }]);
-      expect(batch.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600, data: { code: 'INVALID_ARGUMENT', reason: 'RPC_INVALID_REQUEST' } } });
+      expect(batch.body).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, data: { code: 'INVALID_ARGUMENT', reason: 'RPC_INVALID_REQUEST' } },
+      });
       const noVersion = await rpc().send(view, { id: 'nv', method: 'ping' });
       expect(rpcErrorOf(noVersion)).toMatchObject({ code: -32600, data: { reason: 'RPC_INVALID_REQUEST' } });
       const badParams = rpcErrorOf(await rpc().request(view, 'tools/call', { name: 42 }));
