@@ -1,4 +1,4 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type Provider } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import type { CoordinationStore } from '@apphost/coordination';
 import { FAULT_POINTS, FaultPoints, type Logger } from '@apphost/runtime';
@@ -12,7 +12,7 @@ import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
-import { BATCH_CONFIG, BATCH_LOGGER } from './governed.tokens';
+import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
 import { BatchReplay } from './tool-batches/batch-replay';
 import { ToolBatchHandlers } from './tool-batches/tool-batch.handlers';
 import { ToolBatchService } from './tool-batches/tool-batch.service';
@@ -25,10 +25,26 @@ import { ViewRecords } from './views/view-records';
 import { ViewService } from './views/view.service';
 import { ViewSweep } from './views/view-sweep';
 import { ViewTeardown } from './views/view-teardown';
+import { ArgumentSchemas } from './view-rpc/argument-schemas';
+import type { ViewRpcPorts } from './view-rpc/ports';
+import { ViewBarrier } from './view-rpc/view-barrier';
+import { ViewOperations } from './view-rpc/view-operations';
+import { ViewRpcHandlers } from './view-rpc/view-rpc.handlers';
+import { ViewRpcService } from './view-rpc/view-rpc.service';
 
 @Module({})
 export class GovernedOperationsModule {
-  static register(config: BatchConfig, logger: Logger, coordination: CoordinationStore, instanceId: string): DynamicModule {
+  /**
+   * `viewRpcPorts` provides `VIEW_RPC_PORTS` (`view-rpc/ports.ts`): the View RPC is served only with them (without,
+   * nothing answers `view-rpc`, which the gateway reports as unavailable).
+   */
+  static register(
+    config: BatchConfig,
+    logger: Logger,
+    coordination: CoordinationStore,
+    instanceId: string,
+    viewRpcPorts?: Provider<ViewRpcPorts> & { provide: typeof VIEW_RPC_PORTS },
+  ): DynamicModule {
     return {
       module: GovernedOperationsModule,
       providers: [
@@ -59,6 +75,18 @@ export class GovernedOperationsModule {
         ViewBootstrap,
         ViewService,
         ViewHandlers,
+        {
+          provide: ViewBarrier,
+          useFactory: (bus: BusClient, records: ViewRecords, peers: ViewCollaborators, teardown: ViewTeardown) =>
+            new ViewBarrier(bus, records, peers, teardown, new ArgumentSchemas(), logger),
+          inject: [BusClient, ViewRecords, ViewCollaborators, ViewTeardown],
+        },
+        {
+          provide: ViewOperations,
+          useFactory: (bus: BusClient, peers: ViewCollaborators, barrier: ViewBarrier) => new ViewOperations(bus, peers, barrier, logger),
+          inject: [BusClient, ViewCollaborators, ViewBarrier],
+        },
+        ...(viewRpcPorts ? [viewRpcPorts, ViewRpcService, ViewRpcHandlers] : []),
         CallPipeline,
         BatchReplay,
         ConfirmationGate,

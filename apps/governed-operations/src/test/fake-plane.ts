@@ -2,11 +2,14 @@ import { createHash } from 'node:crypto';
 import { BusServer } from '@apphost/bus';
 import {
   AppHostError,
+  CatalogAppCatalog,
   CatalogClassifyBatch,
   CatalogReadResource,
   CONNECTION_GENERATION_GONE,
   ConnCallTool,
   ConnGenerationState,
+  ConnListResources,
+  ConnListResourceTemplates,
   ConnListTools,
   ConnRelease,
   ConnRetain,
@@ -69,7 +72,7 @@ function handle(name: string, ui: boolean, n: number, toolsetId: string, epoch: 
     exposedName: name,
     declaration: { name, ...tool?.declaration },
     fingerprint: 'a'.repeat(64),
-    visibility: ['model', 'app'],
+    visibility: tool?.visibility ?? ['model', 'app'],
     resourceUri: ui ? (tool?.resourceUri ?? `ui://fake/${name}.html`) : null,
     catalogGeneration: '1.abc',
     connectionClass: ui ? 'app-safe' : 'full',
@@ -79,7 +82,15 @@ function handle(name: string, ui: boolean, n: number, toolsetId: string, epoch: 
 
 export const TOOLS: Record<
   string,
-  { ui: boolean; toolset?: string; resourceUri?: string; declaration?: Record<string, unknown>; result: () => Record<string, unknown> }
+  {
+    ui: boolean;
+    toolset?: string;
+    resourceUri?: string;
+    declaration?: Record<string, unknown>;
+    /** Absent: `model` and `app`. */
+    visibility?: ('model' | 'app')[];
+    result: () => Record<string, unknown>;
+  }
 > = {
   widget: { ui: true, result: () => ({ content: [{ type: 'text', text: 'shown' }], structuredContent: { secret: 's3cr3t' }, _meta: { m: 1 } }) },
   'bad-widget': { ui: true, result: () => ({ content: [] }) },
@@ -105,7 +116,33 @@ export const TOOLS: Record<
     },
     result: () => ({ content: [{ type: 'text', text: 'nonce' }], structuredContent: { full: 'only-the-view-sees-this' } }),
   },
+  // View RPC: an app-only tool with an input schema, a model-only one, and one that answers an invalid result.
+  'app-poll': {
+    ui: false,
+    visibility: ['app'],
+    declaration: { inputSchema: { type: 'object', properties: { n: { type: 'integer', minimum: 0 } }, required: ['n'], additionalProperties: false } },
+    result: () => ({ content: [{ type: 'text', text: 'polled' }], structuredContent: { load: 0.5 } }),
+  },
+  'model-only': { ui: false, visibility: ['model'], result: () => ({ content: [{ type: 'text', text: 'model only' }] }) },
+  'app-broken': { ui: false, visibility: ['app'], result: () => ({ content: [] }) },
+  // MRTR: `app-stepper {rounds, delayMs?}` answers `rounds` state-only rounds (each leg `delayMs` long), then how many it
+  // saw echoed exactly; `app-ask` asks for input.
+  'app-stepper': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'stepped' }] }) },
+  'app-ask': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'never' }] }) },
 };
+
+/** A state the caller must echo byte for byte (spacing, quotes, a combining accent: any re-encoding changes it). */
+export const stepperState = (round: number) => ` round=${round}  "e\u0301" \t✓ `;
+
+/** One leg of `app-stepper`: a state-only round while rounds remain, then the echoed states (an inexact echo is an error result). */
+function stepperLeg(args: Record<string, unknown>, continuation: { flowId: string; requestState?: string } | undefined) {
+  const round = continuation ? Number(/round=(\d+)/.exec(continuation.requestState ?? '')?.[1] ?? 0) : 0;
+  if (continuation && continuation.requestState !== stepperState(round))
+    return { kind: 'complete' as const, result: { isError: true, content: [{ type: 'text', text: 'requestState not echoed exactly' }] }, progress: [] };
+  if (round < Number(args['rounds'] ?? 0))
+    return { kind: 'input_required' as const, flowId: 'step-1', round: round + 1, inputRequests: {}, requestState: stepperState(round + 1) };
+  return { kind: 'complete' as const, result: { content: [{ type: 'text', text: 'stepped' }], structuredContent: { rounds: round } }, progress: [] };
+}
 const TOOLSETS: Record<string, { state: BindingState; requireConfirmation?: string[] }> = {
   ts: { state: 'PROFILE_BOUND' },
   legacy: { state: 'MODEL_ONLY' },
@@ -152,6 +189,13 @@ export interface FakeState {
   recordIds: Record<string, string>;
   /** Confirmation policy overrides, by toolset. */
   requireConfirmation: Record<string, string[]>;
+  /** View RPC: every tool call the owner served (its generation and call id). */
+  calls: { name: string; callId: string; generationId: string; timeoutMs?: number; continuation?: Record<string, unknown> }[];
+  /** View RPC: visibility overrides by tool (a tool whose visibility changed after bootstrap). */
+  visibility: Record<string, ('model' | 'app')[]>;
+  /** View RPC: what `list-resources` / `list-resource-templates` answer. */
+  resources: { uri: string; name?: string }[];
+  resourceTemplates: { uriTemplate: string; name?: string }[];
 }
 
 export interface FakePlane {
@@ -346,6 +390,24 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     contents ??= [{ uri: r.uri, mimeType: 'text/html;profile=mcp-app', text: `<html>${r.uri}</html>` }];
     return { contents, totalBytes: contents.reduce((n, c) => n + String(c['text'] ?? '').length, 0) };
   });
+  // catalog-policy's fresh app catalog of a View's generation: the toolset's tools whose visibility includes `app`.
+  fakes.register(CatalogAppCatalog, (r) => {
+    state.log.push(`app-catalog:${r.generation.generationId}`);
+    if (r.generation.generationId !== generationIdOf(true, ownerEpoch) && r.generation.generationId !== generationIdOf(false, ownerEpoch))
+      throw new AppHostError('FAILED_PRECONDITION', 'generation gone', {
+        details: ConnectionReasons.details(CONNECTION_GENERATION_GONE, { generationId: r.generation.generationId }),
+      });
+    const tools = Object.entries(TOOLS)
+      .filter(([, tool]) => (tool.toolset ?? 'ts') === r.generation.toolsetId)
+      .map(([name, tool], i) => {
+        const h = handle(name, tool.ui, i + 1, r.generation.toolsetId, ownerEpoch, r.generation.bindingGeneration);
+        const visibility = state.visibility[name] ?? h.visibility;
+        const { generationId, fence, ownerInstanceId, bindingGeneration } = r.generation;
+        return { ...h, visibility, connectionClass: r.generation.connectionClass, execution: { generationId, fence, ownerInstanceId, bindingGeneration } };
+      })
+      .filter((h) => h.visibility.includes('app'));
+    return { tools, excluded: [] };
+  });
   fakes.register(SealedCommit, (r) => {
     state.log.push(`commit:${r.key.functionCallId}`);
     state.committed.push(r);
@@ -371,8 +433,20 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         live(r.ref);
         state.log.push(`call:${r.name}`);
         state.callArgs.push(r.arguments);
+        state.calls.push({
+          name: r.name,
+          callId: r.callId,
+          generationId: r.ref.generationId,
+          ...(r.timeoutMs ? { timeoutMs: r.timeoutMs } : {}),
+          ...(r.continuation ? { continuation: r.continuation } : {}),
+        });
         await state.callGate;
         if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
+        if (r.name === 'app-ask') return { kind: 'input_required' as const, flowId: 'ask-1', round: 1, inputRequests: { q: { method: 'elicitation/create' } } };
+        if (r.name === 'app-stepper') {
+          if (typeof r.arguments['delayMs'] === 'number') await new Promise((resolve) => setTimeout(resolve, r.arguments['delayMs'] as number));
+          return stepperLeg(r.arguments, r.continuation);
+        }
         return { kind: 'complete' as const, result: TOOLS[r.name].result(), progress: [] };
       },
       { routing: 'instance', instanceSegment: 'conn' },
@@ -390,6 +464,24 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
           pages: 1,
           bytes: 100,
         };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    owner.register(
+      ConnListResources,
+      (r) => {
+        live(r.ref);
+        state.log.push('list-resources');
+        return { resources: state.resources, pages: 1, bytes: 100 };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    owner.register(
+      ConnListResourceTemplates,
+      (r) => {
+        live(r.ref);
+        state.log.push('list-resource-templates');
+        return { resourceTemplates: state.resourceTemplates, pages: 1, bytes: 100 };
       },
       { routing: 'instance', instanceSegment: 'conn' },
     );
@@ -495,6 +587,10 @@ function freshViewState(): Pick<
   | 'leases'
   | 'recordIds'
   | 'requireConfirmation'
+  | 'calls'
+  | 'visibility'
+  | 'resources'
+  | 'resourceTemplates'
 > {
   return {
     revokedPrincipals: new Set(),
@@ -507,6 +603,10 @@ function freshViewState(): Pick<
     leases: new Map(),
     recordIds: {},
     requireConfirmation: {},
+    calls: [],
+    visibility: {},
+    resources: [],
+    resourceTemplates: [],
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { canonicalize } from '@apphost/canonical-json';
-import { AppHostError, type Principal, type SessionKey, type ViewCaller } from '@apphost/contracts';
+import { AppHostError, GovernedReasons, type Principal, type SessionKey, type ViewCaller } from '@apphost/contracts';
+import type { StoredView, ViewRecord, ViewRecords } from './view-records';
 
 /** A View operation on a View (or widget) the caller may not see: indistinguishable from one that does not exist. */
 export function viewNotFound(): AppHostError {
@@ -19,6 +20,13 @@ export function callerMaySee(caller: ViewCaller, session: SessionKey): boolean {
   return !only || (only.appName === session.appName && only.sessionId === session.sessionId);
 }
 
+/** The View if the caller may see it; NOT_FOUND otherwise (and for a bootstrap still in progress). */
+export async function findVisible(records: ViewRecords, caller: ViewCaller, viewId: string): Promise<StoredView> {
+  const stored = await records.find(viewId);
+  if (!stored || stored.record.state === 'OPENING' || !callerMaySee(caller, stored.record.session)) throw viewNotFound();
+  return stored;
+}
+
 /** A fresh View grant: 32 random bytes, base64url (43 characters). */
 export function mintGrant(): string {
   return randomBytes(32).toString('base64url');
@@ -33,6 +41,15 @@ export function grantDigestOf(grant: string): string {
 export function grantMatches(grant: string, digest: string | null): boolean {
   if (digest === null) return false;
   return timingSafeEqual(Buffer.from(grantDigestOf(grant), 'hex'), Buffer.from(digest, 'hex'));
+}
+
+/**
+ * The grant authenticates the View's opener only: a wrong grant, a grantless View (a placeholder), or another
+ * principal holding the right grant are all PERMISSION_DENIED `VIEW_GRANT_INVALID`.
+ */
+export function assertOpenersGrant(record: Pick<ViewRecord, 'grantDigest' | 'principalDigest'>, caller: ViewCaller, grant: string): void {
+  if (!grantMatches(grant, record.grantDigest) || principalDigestOf(caller.principal) !== record.principalDigest)
+    throw new AppHostError('PERMISSION_DENIED', 'the view grant is not valid for this view', { details: GovernedReasons.details('VIEW_GRANT_INVALID') });
 }
 
 export function principalDigestOf(principal: Pick<Principal, 'tenant' | 'subject'>): string {

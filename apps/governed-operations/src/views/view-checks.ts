@@ -1,4 +1,4 @@
-import type { Principal, ViewRevocationReason } from '@apphost/contracts';
+import { AppHostError, GovernedReasons, type Principal, type ViewRevocationReason } from '@apphost/contracts';
 import type { ViewCollaborators } from './view-collaborators';
 import type { ViewRecord } from './view-records';
 
@@ -22,4 +22,20 @@ export async function revocationOf(
   if (status.bindingGeneration !== record.bindingGeneration || status.bindingRevision !== record.bindingRevision) return 'TOOLSET_REBOUND';
   if (!(await peers.generationAlive(record.generation))) return 'GENERATION_GONE';
   return null;
+}
+
+/** Why an ended View ended (a CLOSED one was torn down). */
+export function revocationReasonOf(record: ViewRecord): ViewRevocationReason {
+  if (record.state === 'CLOSED') return 'TORN_DOWN';
+  const reason = record.reason;
+  return reason !== null && reason !== 'LEGACY_WIDGET' && reason !== 'SEALED_RESULT_MISSING' && reason !== 'SEALED_RESULT_CORRUPT'
+    ? (reason as ViewRevocationReason)
+    : 'TORN_DOWN';
+}
+
+/** What every operation on an ended View answers: FAILED_PRECONDITION `VIEW_REVOKED`, `details.revocation` says why. */
+export function revokedError(reason: ViewRevocationReason): AppHostError {
+  return new AppHostError('FAILED_PRECONDITION', `the view is no longer live (${reason})`, {
+    details: GovernedReasons.details('VIEW_REVOKED', { revocation: reason }),
+  });
 }

@@ -13,7 +13,6 @@ import {
   type ParsedRequestOf,
   type ResponseOf,
   type ViewCaller,
-  type ViewRevocationReason,
   type ViewSnapshot,
 } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
@@ -22,9 +21,9 @@ import type { BatchConfig } from '../governed.config';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { ToolBatchService } from '../tool-batches/tool-batch.service';
 import { ProducingGenerations } from './producing-generations';
-import { callerMaySee, grantMatches, principalDigestOf, viewNotFound } from './view-access';
+import { assertOpenersGrant, findVisible, principalDigestOf, viewNotFound } from './view-access';
 import { ViewBootstrap } from './view-bootstrap';
-import { revocationOf } from './view-checks';
+import { revocationOf, revocationReasonOf, revokedError } from './view-checks';
 import { ViewCollaborators } from './view-collaborators';
 import { ViewRecords, type StoredView, type ViewRecord } from './view-records';
 import { ViewTeardown } from './view-teardown';
@@ -66,9 +65,7 @@ export class ViewService {
 
   async renew(r: ParsedRequestOf<typeof GovernedRenewView>): Promise<ResponseOf<typeof GovernedRenewView>> {
     let stored = await this.visible(r.caller, r.viewId);
-    // The grant is bound to the principal that opened the View.
-    if (!grantMatches(r.grant, stored.record.grantDigest) || principalDigestOf(r.caller.principal) !== stored.record.principalDigest)
-      throw new AppHostError('PERMISSION_DENIED', 'the view grant is not valid for this view', { details: GovernedReasons.details('VIEW_GRANT_INVALID') });
+    assertOpenersGrant(stored.record, r.caller, r.grant);
     if (stored.record.state !== 'ACTIVE') throw revokedError(revocationReasonOf(stored.record));
     if (await this.peers.principalRevoked(r.caller.principal)) {
       await this.teardown.end(r.viewId, 'PRINCIPAL_REVOKED');
@@ -151,10 +148,8 @@ export class ViewService {
   }
 
   /** The View if the caller may see it; NOT_FOUND otherwise (and for a bootstrap still in progress). */
-  private async visible(caller: ViewCaller, viewId: string): Promise<StoredView> {
-    const stored = await this.records.find(viewId);
-    if (!stored || stored.record.state === 'OPENING' || !callerMaySee(caller, stored.record.session)) throw viewNotFound();
-    return stored;
+  private visible(caller: ViewCaller, viewId: string): Promise<StoredView> {
+    return findVisible(this.records, caller, viewId);
   }
 
   /** The View as it stands now: lazily revoked when something revoked it, an unfinished teardown finished. */
@@ -210,20 +205,6 @@ export class ViewService {
 /** The function-call id of a replay: derived from the View and the caller's invocation id (a retry reuses it). */
 export function replayCallIdOf(viewId: string, invocationId: string): string {
   return `rp-${createHash('sha256').update(`${viewId}\n${invocationId}`).digest('hex').slice(0, 32)}`;
-}
-
-function revocationReasonOf(record: ViewRecord): ViewRevocationReason {
-  if (record.state === 'CLOSED') return 'TORN_DOWN';
-  const reason = record.reason;
-  return reason !== null && reason !== 'LEGACY_WIDGET' && reason !== 'SEALED_RESULT_MISSING' && reason !== 'SEALED_RESULT_CORRUPT'
-    ? (reason as ViewRevocationReason)
-    : 'TORN_DOWN';
-}
-
-function revokedError(reason: ViewRevocationReason): AppHostError {
-  return new AppHostError('FAILED_PRECONDITION', `the view is no longer live (${reason})`, {
-    details: GovernedReasons.details('VIEW_REVOKED', { revocation: reason }),
-  });
 }
 
 function snapshotOf(record: ViewRecord): ViewSnapshot {

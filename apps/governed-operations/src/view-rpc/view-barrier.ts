@@ -1,0 +1,158 @@
+import { BusClient } from '@apphost/bus';
+import {
+  AppHostError,
+  CatalogAppCatalog,
+  CatalogReasons,
+  GovernedReasons,
+  LifecycleGetSession,
+  type BoundGeneration,
+  type BoundToolHandle,
+  type ResponseOf,
+  type ViewCaller,
+  type ViewRevocationReason,
+} from '@apphost/contracts';
+import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
+import type { Logger } from '@apphost/runtime';
+import { describeFailure } from '../tool-batches/batch-plan';
+import { viewNotFound } from '../views/view-access';
+import { revocationReasonOf, revokedError } from '../views/view-checks';
+import type { ViewCollaborators } from '../views/view-collaborators';
+import { resourcePolicyOf } from '../views/view-opening';
+import type { StoredView, ViewRecord, ViewRecords } from '../views/view-records';
+import type { ViewTeardown } from '../views/view-teardown';
+import type { ArgumentSchemas } from './argument-schemas';
+import type { BarrierPass, OperationTarget, ViewContext } from './ports';
+
+/**
+ * The post-queue freshness barrier, run immediately before any effect (a remote call, or a retained outcome's
+ * delivery): everything that can revoke the View is asked again now, not trusted from admission. In the RFC's order:
+ * the principal, the session in the View's incarnation, the View record itself (live, not torn down, lease, grant),
+ * the toolset's binding, and then the target on the View's own generation: a tool must be in a fresh app catalog of
+ * exactly that generation with arguments its `inputSchema` accepts; a URI must be allowed by the resource policy.
+ * A View that fails a liveness check is ended here (with the revocation reason), so every later call fails fast.
+ */
+export class ViewBarrier {
+  constructor(
+    private readonly bus: BusClient,
+    private readonly records: ViewRecords,
+    private readonly peers: ViewCollaborators,
+    private readonly teardown: ViewTeardown,
+    private readonly schemas: ArgumentSchemas,
+    private readonly logger: Logger,
+  ) {}
+
+  async check(ctx: ViewContext, target: OperationTarget, caller: ViewCaller): Promise<BarrierPass> {
+    const opened = ctx.view.record;
+    // Independent questions, asked together; answered in order (a revoked principal wins over any other answer).
+    const answers = await Promise.allSettled([
+      this.peers.principalRevoked(caller.principal),
+      this.currentSession(opened),
+      this.records.find(opened.viewId),
+      opened.widget.toolsetId ? this.peers.toolset(opened.widget.toolsetId) : null,
+      // `ping` calls nothing upstream: it asks the owner whether the generation lives (every other target's call does).
+      target.kind === 'ping' && opened.generation ? this.peers.generationAlive(opened.generation) : true,
+    ]);
+    const [revoked, session, stored, toolset, alive] = answers;
+    if (valueOf(revoked)) {
+      await this.end(opened.viewId, 'PRINCIPAL_REVOKED');
+      throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    }
+    const current = valueOf(session);
+    if (!current || current.state !== 'ACTIVE' || current.incarnation !== opened.incarnation) await this.revoke(opened.viewId, 'SESSION_DELETED');
+    const record = this.liveRecord(valueOf(stored), opened);
+    if (record.expiresAt !== null && Date.parse(record.expiresAt) <= Date.now()) await this.revoke(record.viewId, 'LEASE_EXPIRED');
+    const binding = valueOf(toolset);
+    if (!binding || binding.state !== 'PROFILE_BOUND') await this.revoke(record.viewId, 'TOOLSET_REVOKED');
+    if (binding?.bindingGeneration !== record.bindingGeneration || binding?.bindingRevision !== record.bindingRevision)
+      await this.revoke(record.viewId, 'TOOLSET_REBOUND');
+    if (!valueOf(alive)) await this.revoke(record.viewId, 'GENERATION_GONE');
+
+    const generation = boundGenerationOf(record);
+    const pass: BarrierPass = { generation, tool: null, canonicalUri: null, session: record.session, incarnation: record.incarnation };
+    if (target.kind === 'tool') return { ...pass, tool: await this.appTool(ctx, generation, target.name, target.arguments) };
+    if (target.kind === 'read') return { ...pass, canonicalUri: allowedUri(ctx, target.uri) };
+    return pass;
+  }
+
+  /** The View's fresh app catalog on its own generation (tools/list answers its declarations). */
+  appCatalog(generation: BoundGeneration): Promise<ResponseOf<typeof CatalogAppCatalog>> {
+    // The profile carries no app-call policy of its own: every app-visible tool of the generation.
+    return this.bus.request(CatalogAppCatalog, { generation, policy: { mode: 'all-app-visible' } });
+  }
+
+  /** The tool's current app-catalog entry on exactly the View's generation, its arguments checked against it. */
+  private async appTool(ctx: ViewContext, generation: BoundGeneration, name: string, args: Record<string, unknown>): Promise<BoundToolHandle> {
+    const { tools } = await this.appCatalog(generation);
+    const tool = tools.find(
+      (t) =>
+        t.nativeName === name && t.toolsetId === generation.toolsetId && t.execution.generationId === generation.generationId && t.visibility.includes('app'),
+    );
+    if (!tool)
+      throw new AppHostError('PERMISSION_DENIED', `${name} is not a tool this View may call`, {
+        details: GovernedReasons.details('TOOL_NOT_APP_VISIBLE', { tool: name }),
+      });
+    this.schemas.check(name, tool.declaration['inputSchema'], args);
+    return tool;
+  }
+
+  /** The record as it stands now: live, not ended, the same grant as the caller authenticated with. */
+  private liveRecord(stored: StoredView | null, opened: ViewRecord): ViewRecord {
+    if (!stored) throw viewNotFound(); // purged meanwhile (its session was deleted)
+    const { record } = stored;
+    if (record.state !== 'ACTIVE' || record.mode !== 'live' || !record.generation) throw revokedError(revocationReasonOf(record));
+    if (record.grantDigest !== opened.grantDigest || record.generation.generationId !== opened.generation?.generationId)
+      throw new AppHostError('PERMISSION_DENIED', 'the view grant is not valid for this view', { details: GovernedReasons.details('VIEW_GRANT_INVALID') });
+    return record;
+  }
+
+  private async currentSession(record: ViewRecord): Promise<ResponseOf<typeof LifecycleGetSession> | null> {
+    try {
+      return await this.bus.request(LifecycleGetSession, { session: record.session });
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return null;
+      throw error;
+    }
+  }
+
+  /** Ends the View and refuses: FAILED_PRECONDITION `VIEW_REVOKED` with the reason. */
+  async revoke(viewId: string, reason: ViewRevocationReason): Promise<never> {
+    await this.end(viewId, reason);
+    throw revokedError(reason);
+  }
+
+  /** Phase 1 (and 2) of the View's end; a failure here is logged: the refusal stands, the sweep finishes it. */
+  private async end(viewId: string, reason: ViewRevocationReason): Promise<void> {
+    try {
+      await this.teardown.end(viewId, reason);
+    } catch (error) {
+      this.logger.warn({ viewId, reason, error: describeFailure(error) }, 'ending a revoked view failed: the sweep retries');
+    }
+  }
+}
+
+/** An answer asked together with others, read in order: its value, or its failure thrown now. */
+function valueOf<T>(settled: PromiseSettledResult<T>): T {
+  if (settled.status === 'rejected') throw settled.reason;
+  return settled.value;
+}
+
+/** The generation a View is bound to, as catalog-policy and the owner address it. */
+export function boundGenerationOf(record: ViewRecord): BoundGeneration {
+  const { generation, widget, bindingGeneration } = record;
+  if (!generation || !widget.toolsetId || bindingGeneration === null) throw revokedError(revocationReasonOf(record));
+  return { ...generation, toolsetId: widget.toolsetId, bindingGeneration };
+}
+
+/** The canonical form of a requested URI the profile's resource policy allows; PERMISSION_DENIED otherwise. */
+function allowedUri(ctx: ViewContext, uri: string): string {
+  let canonical: string | null = null;
+  try {
+    canonical = canonicalizeUri(uri);
+  } catch {
+    // Not canonicalizable: matches no policy entry, denied below like any URI outside the policy.
+  }
+  if (canonical !== null && matchResourcePolicy(resourcePolicyOf(ctx.profile, canonical), canonical)) return canonical;
+  throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', {
+    details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { uri: uri.slice(0, 2048) }),
+  });
+}

@@ -1,0 +1,354 @@
+import { createHash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
+import { RequestContexts } from '@apphost/bus';
+import { canonicalize } from '@apphost/canonical-json';
+import {
+  AppHostError,
+  GovernedReasons,
+  jsonRpcIdSchema,
+  viewPolicyOf,
+  type ErrorEnvelope,
+  type GovernedViewRpc,
+  type ParsedRequestOf,
+  type ResponseOf,
+  type ViewCaller,
+} from '@apphost/contracts';
+import { admitArguments } from '@apphost/policy';
+import type { Logger } from '@apphost/runtime';
+import { BATCH_LOGGER, VIEW_RPC_PORTS } from '../governed.tokens';
+import { describeFailure } from '../tool-batches/batch-plan';
+import { assertOpenersGrant, findVisible } from '../views/view-access';
+import { revokedError } from '../views/view-checks';
+import { isGenerationGone, ViewCollaborators } from '../views/view-collaborators';
+import { ViewRecords } from '../views/view-records';
+import { envelopeOf, idOfRejected, jsonRpcError, jsonRpcErrorOf, jsonRpcResult } from './json-rpc';
+import type {
+  AuditEntry,
+  BarrierPass,
+  IdempotencyScope,
+  InFlightOperation,
+  OperationTarget,
+  ParsedViewMessage,
+  RetainedOutcome,
+  ViewContext,
+  ViewRpcPorts,
+} from './ports';
+import { ViewBarrier } from './view-barrier';
+import { ViewOperations } from './view-operations';
+
+type Request = Extract<ParsedViewMessage, { kind: 'request' }>;
+type Notification = Extract<ParsedViewMessage, { kind: 'notification' }>;
+type Answer = ResponseOf<typeof GovernedViewRpc>;
+
+/** What the deadline keeps back from a tool call's timeout: the audit record and the settle that follow it. */
+const DEADLINE_RESERVE_MS = 500;
+
+/** How one request ended, before it is answered: its outcome and what the audit record says of it. */
+interface Done {
+  outcome: RetainedOutcome;
+  /** `executed`: it may have reached the server (or a retained outcome was delivered); `denied`: nothing ran. */
+  decision: AuditEntry['decision'];
+  replayed: boolean;
+  pass: BarrierPass | null;
+  seal: AuditEntry['seal'];
+}
+
+/**
+ * The View RPC pipeline (`view-rpc.v1`), in the order `ports.ts` describes: authenticate the View and its grant (bus
+ * errors), admit the message (structure, schemas, size), then for a request the limiter, the live id, the barrier
+ * immediately before any effect, idempotency, the operation on the View's own generation, the audit record, and the
+ * settle (a cancel that won answers `cancelled`). Every failure after authentication is a JSON-RPC error.
+ */
+@Injectable()
+export class ViewRpcService {
+  constructor(
+    @Inject(ViewRecords) private readonly records: ViewRecords,
+    @Inject(ViewCollaborators) private readonly peers: ViewCollaborators,
+    @Inject(ViewBarrier) private readonly barrier: ViewBarrier,
+    @Inject(ViewOperations) private readonly operations: ViewOperations,
+    @Inject(VIEW_RPC_PORTS) private readonly ports: ViewRpcPorts,
+    @Inject(BATCH_LOGGER) private readonly logger: Logger,
+  ) {}
+
+  async handle(r: ParsedRequestOf<typeof GovernedViewRpc>): Promise<Answer> {
+    const ctx = await this.authenticate(r.caller, r.viewId, r.grant);
+    let message: ParsedViewMessage;
+    try {
+      message = this.ports.admission.parse(r.message, r.bytes, ctx.policy);
+    } catch (error) {
+      if (!(error instanceof AppHostError)) this.logger.error({ viewId: r.viewId, error: describeFailure(error) }, 'view rpc: admission failed unexpectedly');
+      // JSON-RPC never answers a notification, not even one it refuses (an unknown or malformed one): logged, accepted.
+      if (isNotification(r.message)) {
+        this.logger.info({ viewId: r.viewId, error: describeFailure(error) }, 'view rpc: a refused notification ignored');
+        return { kind: 'accepted' };
+      }
+      return { kind: 'response', response: jsonRpcError(idOfRejected(error), error) };
+    }
+    if (message.kind === 'notification') {
+      await this.notify(ctx, message);
+      return { kind: 'accepted' };
+    }
+    return this.request(ctx, message, r.caller);
+  }
+
+  /** The View, visible to the caller, whose grant the caller holds as its opener; its profile and policy. */
+  private async authenticate(caller: ViewCaller, viewId: string, grant: string): Promise<ViewContext> {
+    const view = await findVisible(this.records, caller, viewId);
+    assertOpenersGrant(view.record, caller, grant);
+    // A live View was opened under a bound profile; a record without one can only have been revoked since.
+    if (!view.record.profileId) throw revokedError('TOOLSET_REVOKED');
+    const profile = await this.peers.profile(view.record.profileId);
+    return { view, profile, policy: viewPolicyOf(profile) };
+  }
+
+  /** JSON-RPC never answers a notification: one that fails is logged, and still accepted. */
+  private async notify(ctx: ViewContext, message: Notification): Promise<void> {
+    const { viewId } = ctx.view.record;
+    try {
+      if (ctx.view.record.state !== 'ACTIVE') {
+        this.logger.info({ viewId, method: message.method }, 'view rpc: notification of an ended view ignored');
+        return;
+      }
+      if (message.method !== 'notifications/cancelled') return await this.ports.notifications.handle(ctx, message.method, message.params);
+      const id = jsonRpcIdSchema.safeParse(message.params['requestId']);
+      if (!id.success) return this.logger.info({ viewId }, 'view rpc: notifications/cancelled without a valid requestId ignored');
+      const cancelled = await this.ports.inFlight.cancel(ctx, id.data);
+      if (!cancelled) this.logger.info({ viewId, requestId: id.data }, 'view rpc: cancel of no live request ignored');
+    } catch (error) {
+      this.logger.warn({ viewId, method: message.method, error: describeFailure(error) }, 'view rpc: notification failed (accepted all the same)');
+    }
+  }
+
+  private async request(ctx: ViewContext, message: Request, caller: ViewCaller): Promise<Answer> {
+    const started = Date.now();
+    let target: OperationTarget;
+    try {
+      target = targetOf(message);
+    } catch (error) {
+      return { kind: 'response', response: jsonRpcError(message.id, error) };
+    }
+    let slot: Awaited<ReturnType<ViewRpcPorts['limiter']['admit']>> | null = null;
+    try {
+      let operation: InFlightOperation;
+      try {
+        slot = await this.ports.limiter.admit(ctx);
+        operation = await this.ports.inFlight.begin(ctx, message.id, message.method);
+      } catch (error) {
+        const done = denied(error);
+        await this.audit(ctx, message, target, done, true, started);
+        return { kind: 'response', response: responseOf(message, done.outcome) };
+      }
+      const done = await this.run(ctx, message, target, operation, caller);
+      const delivered = await this.settle(ctx, operation);
+      await this.audit(ctx, message, target, done, delivered, started);
+      return delivered ? { kind: 'response', response: responseOf(message, done.outcome) } : { kind: 'cancelled' };
+    } finally {
+      await slot?.release().catch((error: unknown) => this.logger.warn({ error: describeFailure(error) }, 'view rpc: releasing an admission slot failed'));
+    }
+  }
+
+  /** Barrier, idempotency, execution: never throws (every failure is the request's outcome). */
+  private async run(ctx: ViewContext, message: Request, target: OperationTarget, operation: InFlightOperation, caller: ViewCaller): Promise<Done> {
+    let pass: BarrierPass;
+    try {
+      if (target.kind === 'tool') admitArguments([{ arguments: target.arguments }]);
+      pass = await this.barrier.check(ctx, target, caller);
+    } catch (error) {
+      return denied(await this.goneIsRevoked(ctx, error));
+    }
+    const key = message.idempotencyKey;
+    if (key === null || (target.kind !== 'tool' && target.kind !== 'read')) return (await this.execute(ctx, message, target, pass, operation)).done;
+    let ticket;
+    try {
+      ticket = await this.ports.idempotency.begin(
+        scopeOf(ctx, pass),
+        key,
+        identityOf(ctx, message.method, target, pass),
+        ctx.policy.idempotency.retentionMs,
+        deadlineAt(ctx),
+      );
+    } catch (error) {
+      return denied(error, pass);
+    }
+    if (ticket.kind === 'retained') return { outcome: ticket.outcome, decision: 'executed', replayed: true, pass, seal: null };
+    const { done, ranNothing } = await this.execute(ctx, message, target, pass, operation);
+    try {
+      await (ranNothing ? ticket.abandon() : ticket.complete(done.outcome));
+    } catch (error) {
+      // The outcome is delivered all the same; a retry with the key finds the first use unfinished (or expired).
+      this.logger.warn({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: recording the idempotent outcome failed');
+    }
+    return done;
+  }
+
+  /** The operation on the View's generation. `ranNothing`: it never reached the server (an idempotency key stays free). */
+  private async execute(
+    ctx: ViewContext,
+    message: Request,
+    target: OperationTarget,
+    pass: BarrierPass,
+    operation: InFlightOperation,
+  ): Promise<{ done: Done; ranNothing: boolean }> {
+    try {
+      const result = await this.dispatch(ctx, message, target, pass, operation);
+      const seal = target.kind === 'tool' && pass.tool?.resourceUri ? { tool: pass.tool, arguments: target.arguments, result } : null;
+      return { done: { outcome: { kind: 'result', result }, decision: 'executed', replayed: false, pass, seal }, ranNothing: false };
+    } catch (error) {
+      const ranNothing = isGenerationGone(error) || (error instanceof AppHostError && error.code === 'UNAVAILABLE');
+      if (!(error instanceof AppHostError)) this.logger.error({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: operation failed');
+      const outcome = { kind: 'error' as const, error: envelopeOf(await this.goneIsRevoked(ctx, error)) };
+      return { done: { outcome, decision: ranNothing ? 'denied' : 'executed', replayed: false, pass, seal: null }, ranNothing };
+    }
+  }
+
+  private dispatch(
+    ctx: ViewContext,
+    message: Request,
+    target: OperationTarget,
+    pass: BarrierPass,
+    operation: InFlightOperation,
+  ): Promise<Record<string, unknown>> {
+    switch (message.method) {
+      case 'tools/call':
+        if (target.kind !== 'tool' || !pass.tool) throw new AppHostError('INTERNAL', 'a tools/call passed the barrier without its tool');
+        return this.operations.callTool(ctx, pass, pass.tool, target.arguments, operation.callId, callTimeoutOf(ctx));
+      case 'resources/read':
+        if (!pass.canonicalUri) throw new AppHostError('INTERNAL', 'a resources/read passed the barrier without its URI');
+        return this.operations.readResource(ctx, pass, pass.canonicalUri);
+      case 'tools/list':
+        return this.operations.listTools(pass);
+      case 'resources/list':
+        return this.operations.listResources(ctx, pass);
+      case 'resources/templates/list':
+        return this.operations.listResourceTemplates(ctx, pass);
+      case 'ping':
+        // The barrier asked the owner whether the generation lives: nothing else to ask upstream.
+        return Promise.resolve({});
+    }
+  }
+
+  /** A generation found gone ends the View (GENERATION_GONE): the View is told it was revoked. */
+  private async goneIsRevoked(ctx: ViewContext, error: unknown): Promise<unknown> {
+    if (!isGenerationGone(error)) return error;
+    return this.barrier.revoke(ctx.view.record.viewId, 'GENERATION_GONE').catch((revoked: unknown) => revoked);
+  }
+
+  /** First terminal outcome wins; a settle that cannot be recorded still delivers (a cancel is best effort). */
+  private async settle(ctx: ViewContext, operation: InFlightOperation): Promise<boolean> {
+    try {
+      return await operation.settle();
+    } catch (error) {
+      this.logger.warn({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: settling a request failed: its response is delivered');
+      return true;
+    }
+  }
+
+  /** One app audit record per request after admission; a failing audit never loses a result (logged, delivered). */
+  private async audit(ctx: ViewContext, message: Request, target: OperationTarget, done: Done, delivered: boolean, started: number): Promise<void> {
+    const error = done.outcome.kind === 'error' ? done.outcome.error : null;
+    const entry: AuditEntry = {
+      method: message.method,
+      tool: target.kind === 'tool' ? target.name.slice(0, 256) : null,
+      uri: target.kind === 'read' ? (done.pass?.canonicalUri ?? target.uri).slice(0, 2048) : null,
+      decision: done.decision,
+      outcome: !delivered ? 'cancelled' : error ? error.code : 'ok',
+      reason: reasonOf(error),
+      replayed: done.replayed,
+      durationMs: Math.max(0, Date.now() - started),
+      seal: delivered ? done.seal : null,
+    };
+    try {
+      await this.ports.audit.record(ctx, entry);
+    } catch (failure) {
+      this.logger.warn(
+        { viewId: ctx.view.record.viewId, method: entry.method, outcome: entry.outcome, error: describeFailure(failure) },
+        'view rpc: the audit record failed',
+      );
+    }
+  }
+}
+
+/** What the operation targets, read from the admitted params (admission validated their shape already). */
+function targetOf(message: Request): OperationTarget {
+  const { params } = message;
+  switch (message.method) {
+    case 'tools/call': {
+      const args = params['arguments'] ?? {};
+      if (typeof params['name'] !== 'string' || typeof args !== 'object' || args === null || Array.isArray(args)) throw invalidParams('tools/call');
+      return { kind: 'tool', name: params['name'], arguments: args as Record<string, unknown> };
+    }
+    case 'resources/read':
+      if (typeof params['uri'] !== 'string') throw invalidParams('resources/read');
+      return { kind: 'read', uri: params['uri'] };
+    case 'ping':
+      return { kind: 'ping' };
+    default:
+      return { kind: 'list' };
+  }
+}
+
+/** A JSON-RPC 2.0 notification by its shape: one object with a method and no `id` member. */
+function isNotification(message: unknown): boolean {
+  return (
+    typeof message === 'object' &&
+    message !== null &&
+    !Array.isArray(message) &&
+    (message as Record<string, unknown>)['jsonrpc'] === '2.0' &&
+    typeof (message as Record<string, unknown>)['method'] === 'string' &&
+    !('id' in message)
+  );
+}
+
+function invalidParams(method: string): AppHostError {
+  return new AppHostError('INVALID_ARGUMENT', `the params of ${method} are malformed`, { details: GovernedReasons.details('RPC_INVALID_PARAMS') });
+}
+
+function denied(error: unknown, pass: BarrierPass | null = null): Done {
+  return { outcome: { kind: 'error', error: envelopeOf(error) }, decision: 'denied', replayed: false, pass, seal: null };
+}
+
+function responseOf(message: Request, outcome: RetainedOutcome) {
+  return outcome.kind === 'result' ? jsonRpcResult(message.id, outcome.result) : jsonRpcErrorOf(message.id, outcome.error);
+}
+
+function reasonOf(error: ErrorEnvelope | null): string | null {
+  const reason = error?.details?.['reason'];
+  return typeof reason === 'string' ? reason.slice(0, 128) : null;
+}
+
+/** The key's namespace: the principal, the View, its binding, session incarnation and generation; reads add the policy revision. */
+function scopeOf(ctx: ViewContext, pass: BarrierPass): IdempotencyScope {
+  const { record } = ctx.view;
+  return {
+    principalDigest: record.principalDigest,
+    viewId: record.viewId,
+    toolsetId: pass.generation.toolsetId,
+    bindingRevision: record.bindingRevision ?? '',
+    session: pass.session,
+    incarnation: pass.incarnation,
+    generationId: pass.generation.generationId,
+    policyRevision: pass.canonicalUri !== null ? `${ctx.profile.resourcePolicy.revision}/${ctx.profile.limits.revision}` : null,
+  };
+}
+
+/** The operation's identity under a key: method, toolset and server, tool and canonical arguments (reads: canonical URI). */
+function identityOf(ctx: ViewContext, method: Request['method'], target: OperationTarget, pass: BarrierPass): string {
+  const toolsetId = pass.generation.toolsetId;
+  const identity =
+    target.kind === 'tool'
+      ? { method, toolsetId, serverId: ctx.view.record.serverId, tool: target.name, arguments: target.arguments }
+      : { method, toolsetId, uri: pass.canonicalUri };
+  return createHash('sha256').update('apphost.view-rpc-identity.v1\n', 'utf8').update(canonicalize(identity), 'utf8').digest('hex');
+}
+
+/** The profile's call timeout, shortened to what the bus request's deadline leaves (less the audit's reserve). */
+function callTimeoutOf(ctx: ViewContext): number {
+  const limit = ctx.profile.limits.callTimeoutMs;
+  const left = RequestContexts.remainingMs();
+  return Math.max(1, Math.min(limit, left === undefined ? limit : left - DEADLINE_RESERVE_MS));
+}
+
+/** Until when an in-flight first use of a key is waited for: the request's deadline (the call timeout without one). */
+function deadlineAt(ctx: ViewContext): number {
+  return Date.now() + (RequestContexts.remainingMs() ?? ctx.profile.limits.callTimeoutMs);
+}
