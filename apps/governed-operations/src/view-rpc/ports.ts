@@ -103,7 +103,11 @@ export interface InFlightOperation {
 
 /** `rpc-admission.ts`: structure, published schemas and size, before anything is queued. */
 export interface MessageAdmission {
-  /** Throws INVALID_ARGUMENT (`RPC_INVALID_REQUEST`, `RPC_INVALID_PARAMS`, `IDEMPOTENCY_KEY_INVALID`), NOT_FOUND (`RPC_METHOD_NOT_FOUND`), PAYLOAD_TOO_LARGE (`RPC_REQUEST_TOO_LARGE`); `details.id` is the request id when it could be read. */
+  /**
+   * Throws INVALID_ARGUMENT (`RPC_INVALID_REQUEST`, `RPC_INVALID_PARAMS`, `IDEMPOTENCY_KEY_INVALID`, `ARGUMENTS_NOT_CANONICAL`), NOT_FOUND (`RPC_METHOD_NOT_FOUND`), PAYLOAD_TOO_LARGE (`RPC_REQUEST_TOO_LARGE`); `details.id` is the request id when it could be read.
+   * An error about a well-formed notification (an unknown method, malformed params, too large) has `details.notification: true`
+   * instead: a notification is never answered, so the caller logs it and answers `accepted`.
+   */
   parse(message: unknown, bytes: number, policy: ViewPolicy): ParsedViewMessage;
 }
 

@@ -141,6 +141,79 @@ describe.each([
     expect(await store.get('lease')).toBe('holder-a');
   });
 
+  it('adds to a counter atomically, by any safe integer', async () => {
+    const values = await Promise.all(Array.from({ length: 100 }, () => store.increment('counter', 1, 10_000)));
+    expect([...values].sort((a, b) => a - b)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect(await store.increment('counter', -30, 10_000)).toBe(70);
+    expect(await store.increment('counter', 5, 10_000)).toBe(75);
+    expect(await store.increment('fresh', -1, 10_000)).toBe(-1);
+    expect(await store.get('counter')).toBe('75');
+  });
+
+  it('gives a new counter its TTL and lets an existing one keep its own', async () => {
+    expect(await store.increment('window', 1, 200)).toBe(1);
+    await backend.advance(100);
+    expect(await store.increment('window', 1, 10_000)).toBe(2); // keeps the first TTL: the window still ends on time
+    await backend.advance(200);
+    expect(await store.get('window')).toBeNull();
+    expect(await store.increment('window', 1, 10_000)).toBe(1);
+    expect(await store.incrementFence('fence')).toBe(1);
+    expect(await store.increment('fence', 1, 150)).toBe(2); // a counter without a TTL gets one
+    await backend.advance(300);
+    expect(await store.get('fence')).toBeNull();
+  });
+
+  it('refuses to use a lease key or a slots key as a counter', async () => {
+    await store.setIfAbsent('lease', 'holder-a', 10_000);
+    await store.acquireSlot('slots', 'h', 1, 10_000);
+    expect(await code(store.increment('lease', 1, 10_000))).toBe('FAILED_PRECONDITION');
+    expect(await code(store.increment('slots', 1, 10_000))).toBe('FAILED_PRECONDITION');
+    expect(await store.get('lease')).toBe('holder-a');
+  });
+
+  it('hands out at most `capacity` slots; a holder counts once; release frees one, once', async () => {
+    expect(await store.acquireSlot('q', 'a', 2, 10_000)).toEqual({ acquired: true, held: 1 });
+    expect(await store.acquireSlot('q', 'b', 2, 10_000)).toEqual({ acquired: true, held: 2 });
+    expect(await store.acquireSlot('q', 'c', 2, 10_000)).toEqual({ acquired: false, held: 2 });
+    expect(await store.acquireSlot('q', 'a', 2, 10_000)).toEqual({ acquired: true, held: 2 });
+    expect(await store.releaseSlot('q', 'b')).toBe(true);
+    expect(await store.releaseSlot('q', 'b')).toBe(false);
+    expect(await store.releaseSlot('q', 'never-held')).toBe(false);
+    expect(await store.acquireSlot('q', 'c', 2, 10_000)).toEqual({ acquired: true, held: 2 });
+    expect(await store.acquireSlot('q', 'd', 2, 10_000)).toEqual({ acquired: false, held: 2 });
+    expect(await store.acquireSlot('other', 'd', 2, 10_000)).toEqual({ acquired: true, held: 1 });
+  });
+
+  it('lets only `capacity` of many concurrent holders take a slot', async () => {
+    const results = await Promise.all(Array.from({ length: 50 }, (_, i) => store.acquireSlot('q', `h${i}`, 5, 10_000)));
+    expect(results.filter((r) => r.acquired)).toHaveLength(5);
+    expect(Math.max(...results.map((r) => r.held))).toBe(5);
+  });
+
+  it('stops counting a slot nobody released once its TTL passes', async () => {
+    expect((await store.acquireSlot('q', 'crashed', 2, 150)).acquired).toBe(true);
+    expect((await store.acquireSlot('q', 'alive', 2, 10_000)).acquired).toBe(true);
+    expect((await store.acquireSlot('q', 'late', 2, 10_000)).acquired).toBe(false);
+    await backend.advance(300);
+    expect(await store.acquireSlot('q', 'late', 2, 10_000)).toEqual({ acquired: true, held: 2 });
+    expect(await store.releaseSlot('q', 'crashed')).toBe(false);
+    expect(await store.releaseSlot('q', 'alive')).toBe(true);
+    expect(await store.releaseSlot('q', 'late')).toBe(true);
+    await backend.advance(300);
+    expect(await store.acquireSlot('q', 'x', 1, 150)).toEqual({ acquired: true, held: 1 });
+  });
+
+  it('refuses to use a lease key or a counter as slots', async () => {
+    await store.setIfAbsent('lease', 'holder-a', 10_000);
+    await store.increment('counter', 1, 10_000);
+    for (const key of ['lease', 'counter']) {
+      expect(await code(store.acquireSlot(key, 'h', 1, 10_000))).toBe('FAILED_PRECONDITION');
+      expect(await code(store.releaseSlot(key, 'h'))).toBe('FAILED_PRECONDITION');
+    }
+    expect(await store.get('lease')).toBe('holder-a');
+    expect(await store.get('counter')).toBe('1');
+  });
+
   it('isolates stores with different prefixes', async () => {
     const other = await backend.open(`${runPrefix}t${testNo}-other:`);
     expect(await store.setIfAbsent('k', 'mine', 10_000)).toBe(true);
@@ -193,6 +266,19 @@ describe.each([
     await backend.advance(300);
     expect(await store.get('held')).toBeNull(); // the rejected renewal did not extend the lease
 
+    for (const by of [1.5, Number.NaN, Number.POSITIVE_INFINITY, Number.MAX_SAFE_INTEGER + 1, '1' as unknown as number]) {
+      expect(await code(store.increment('n', by, 1000))).toBe('INVALID_ARGUMENT');
+    }
+    expect(await code(store.increment('n', 1, 0))).toBe('INVALID_ARGUMENT');
+    for (const capacity of [0, -1, 1.5, 100_001]) expect(await code(store.acquireSlot('s', 'h', capacity, 1000))).toBe('INVALID_ARGUMENT');
+    for (const holder of ['', 'x'.repeat(513), 7 as unknown as string]) {
+      expect(await code(store.acquireSlot('s', holder, 1, 1000))).toBe('INVALID_ARGUMENT');
+      expect(await code(store.releaseSlot('s', holder))).toBe('INVALID_ARGUMENT');
+    }
+    expect(await code(store.acquireSlot('s', 'h', 1, 24 * 60 * 60 * 1000 + 1))).toBe('INVALID_ARGUMENT');
+    expect(await store.get('n')).toBeNull();
+    expect(await store.acquireSlot('s', 'h', 1, 1000)).toEqual({ acquired: true, held: 1 });
+
     expect(await store.setIfAbsent('x'.repeat(512), 'v', 1000)).toBe(true);
     expect(await store.incrementFence('fence')).toBe(1);
   });
@@ -213,5 +299,8 @@ describe.each([
     expect(await code(store.setIfAbsent('k2', 'v', 1000))).toBe('UNAVAILABLE');
     expect(await code(store.incrementFence('f'))).toBe('UNAVAILABLE');
     expect(await code(store.keysWithPrefix('k'))).toBe('UNAVAILABLE');
+    expect(await code(store.increment('n', 1, 1000))).toBe('UNAVAILABLE');
+    expect(await code(store.acquireSlot('s', 'h', 1, 1000))).toBe('UNAVAILABLE');
+    expect(await code(store.releaseSlot('s', 'h'))).toBe('UNAVAILABLE');
   });
 });

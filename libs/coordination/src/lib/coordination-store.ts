@@ -6,6 +6,14 @@ export const MAX_KEY_LENGTH = 512;
 export const MAX_VALUE_LENGTH = 1024 * 1024;
 /** Longest TTL: state here is ephemeral, so nothing may outlive a day. */
 export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+/** Most holders one slot key admits: slots bound concurrency, which is small. */
+export const MAX_SLOT_CAPACITY = 100_000;
+
+/** The outcome of `acquireSlot`: whether the holder has a slot now, and how many live slots the key holds. */
+export interface SlotAcquisition {
+  acquired: boolean;
+  held: number;
+}
 
 /**
  * The port for shared ephemeral state (leases, View generations, idempotency records, session locks with
@@ -31,6 +39,21 @@ export interface CoordinationStore {
    * distinct from lease keys; a key holding a non-integer rejects with FAILED_PRECONDITION.
    */
   incrementFence(key: string): Promise<number>;
+  /**
+   * Adds `by` (a safe integer, possibly negative) to the counter at `key` and returns the new value (INCRBY). A
+   * counter without a TTL gets `ttlMs`; one that has a TTL keeps it, so a window counter expires with its window.
+   * A key holding a non-integer rejects with FAILED_PRECONDITION.
+   */
+  increment(key: string, by: number, ttlMs: number): Promise<number>;
+  /**
+   * Takes one of at most `capacity` slots under `key` for `holder` (a bounded semaphore), for `ttlMs`: a slot whose
+   * holder never releases it (a crashed process) stops counting once its TTL passes. Expired slots are dropped first;
+   * a holder that already has a live slot keeps it (its TTL renewed) and counts once. A key holding something else
+   * rejects with FAILED_PRECONDITION.
+   */
+  acquireSlot(key: string, holder: string, capacity: number, ttlMs: number): Promise<SlotAcquisition>;
+  /** Gives `holder`'s slot under `key` back. True when this call released a live slot (so repeating it is harmless). */
+  releaseSlot(key: string, holder: string): Promise<boolean>;
   /**
    * The live keys that start with `prefix` (without the store's own `keyPrefix`), in no particular order. A scan,
    * not an index: meant for rare sweeps (a deletion cascade), never for a request path.

@@ -1,11 +1,25 @@
 import type { StoreReport } from '@apphost/contracts';
-import type { CoordinationStore } from './coordination-store';
-import { checkKey, checkKeyPrefix, checkName, checkTtl, checkValue, notAnInteger, unavailable } from './validation';
+import type { CoordinationStore, SlotAcquisition } from './coordination-store';
+import {
+  checkCapacity,
+  checkDelta,
+  checkHolder,
+  checkKey,
+  checkKeyPrefix,
+  checkName,
+  checkTtl,
+  checkValue,
+  notAnInteger,
+  notSlots,
+  unavailable,
+} from './validation';
 
 export interface MemoryEntry {
   value: string;
   /** Epoch ms at which the entry stops existing; null for fences, which never expire. */
   expiresAt: number | null;
+  /** A slots key (`acquireSlot`): each holder's expiry, epoch ms (`value` is then empty). */
+  slots?: Map<string, number>;
 }
 
 /** A keyspace several memory stores may share, as several Redis clients share one server. */
@@ -109,6 +123,51 @@ export class MemoryCoordinationStore implements CoordinationStore {
     // Like INCR: a new key never expires, an existing key keeps its TTL.
     this.write(k, { value: String(next), expiresAt: entry?.expiresAt ?? null });
     return next;
+  }
+
+  async increment(key: string, by: number, ttlMs: number): Promise<number> {
+    const k = this.key(key);
+    checkDelta(by);
+    checkTtl(ttlMs);
+    this.ensureOpen('increment');
+    const entry = this.live(k);
+    const next = (entry ? Number(entry.value) : 0) + by;
+    if (entry && (entry.slots || !/^-?(0|[1-9][0-9]*)$/.test(entry.value))) throw notAnInteger(key);
+    if (!Number.isSafeInteger(next)) throw notAnInteger(key);
+    // Like the Redis script: a counter without a TTL gets one, one with a TTL keeps it.
+    this.write(k, { value: String(next), expiresAt: entry?.expiresAt ?? this.now() + ttlMs });
+    return next;
+  }
+
+  async acquireSlot(key: string, holder: string, capacity: number, ttlMs: number): Promise<SlotAcquisition> {
+    const k = this.key(key);
+    checkHolder(holder);
+    checkCapacity(capacity);
+    checkTtl(ttlMs);
+    this.ensureOpen('acquireSlot');
+    const entry = this.live(k);
+    if (entry && !entry.slots) throw notSlots(key);
+    const now = this.now();
+    const slots = entry?.slots ?? new Map<string, number>();
+    for (const [h, expiresAt] of slots) if (now > expiresAt) slots.delete(h);
+    if (!slots.has(holder) && slots.size >= capacity) return { acquired: false, held: slots.size };
+    slots.set(holder, now + ttlMs);
+    this.write(k, { value: '', expiresAt: Math.max(entry?.expiresAt ?? 0, now + ttlMs), slots });
+    return { acquired: true, held: slots.size };
+  }
+
+  async releaseSlot(key: string, holder: string): Promise<boolean> {
+    const k = this.key(key);
+    checkHolder(holder);
+    this.ensureOpen('releaseSlot');
+    const entry = this.live(k);
+    if (!entry) return false;
+    if (!entry.slots) throw notSlots(key);
+    const expiresAt = entry.slots.get(holder);
+    if (expiresAt === undefined) return false;
+    entry.slots.delete(holder);
+    if (entry.slots.size === 0) this.keyspace.delete(k);
+    return this.now() <= expiresAt;
   }
 
   async keysWithPrefix(prefix: string): Promise<string[]> {

@@ -60,7 +60,13 @@ describe('RedisCoordinationStore faults', () => {
 
     await killHard(children[0]);
     expect(await eventually(async () => !(await store.ping()), 3000)).toBe(true);
-    for (const op of [store.setIfAbsent('during', 'a', 10_000), store.get('before'), store.incrementFence('f')]) {
+    for (const op of [
+      store.setIfAbsent('during', 'a', 10_000),
+      store.get('before'),
+      store.incrementFence('f'),
+      store.increment('n', 1, 1000),
+      store.acquireSlot('s', 'h', 1, 1000),
+    ]) {
       expect((await rejection(op)).code).toBe('UNAVAILABLE');
     }
     expect((await store.report()).ready).toBe(false);
@@ -69,6 +75,7 @@ describe('RedisCoordinationStore faults', () => {
     expect(await eventually(() => store.ping(), 5000)).toBe(true);
     expect(await store.setIfAbsent('after', 'a', 10_000)).toBe(true);
     expect(await store.compareAndDelete('after', 'a')).toBe(true); // scripts reload after the restart
+    expect(await store.acquireSlot('slots', 'h', 1, 10_000)).toEqual({ acquired: true, held: 1 });
     expect(await store.get('before')).toBeNull(); // nothing was persisted: the state was ephemeral
   });
 

@@ -1,8 +1,20 @@
 import { Redis } from 'ioredis';
 import { AppHostError, type StoreReport } from '@apphost/contracts';
-import type { CoordinationStore } from './coordination-store';
+import type { CoordinationStore, SlotAcquisition } from './coordination-store';
 import { redactText, redactUrl, secretsOf } from '@apphost/redact';
-import { checkKey, checkKeyPrefix, checkName, checkTtl, checkValue, notAnInteger, unavailable } from './validation';
+import {
+  checkCapacity,
+  checkDelta,
+  checkHolder,
+  checkKey,
+  checkKeyPrefix,
+  checkName,
+  checkTtl,
+  checkValue,
+  notAnInteger,
+  notSlots,
+  unavailable,
+} from './validation';
 
 export interface CoordinationLogger {
   info(obj: object, msg: string): void;
@@ -28,13 +40,40 @@ const MAX_RECONNECT_DELAY_MS = 1000;
 const COMPARE_AND_DELETE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
 const COMPARE_AND_EXPIRE = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('PEXPIRE', KEYS[1], ARGV[2]) else return 0 end`;
 const COMPARE_AND_SET = `if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'PX', ARGV[3]) return 1 else return 0 end`;
+// A counter gets its TTL when it has none (PTTL -1: just created by INCRBY), so a window counter dies with its window.
+const INCREMENT = `local v = redis.call('INCRBY', KEYS[1], ARGV[1])
+if redis.call('PTTL', KEYS[1]) == -1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return v`;
+// Slots are a sorted set of holders scored by their expiry on the server's clock (one clock for every replica);
+// a slot is live while the clock has not passed its score, as a key is live until its deadline has passed.
+const SERVER_NOW = `local t = redis.call('TIME') local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+const ACQUIRE_SLOT = `${SERVER_NOW}
+local ttl = tonumber(ARGV[3])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', '(' .. now)
+local held = redis.call('ZCARD', KEYS[1])
+if not redis.call('ZSCORE', KEYS[1], ARGV[1]) and held >= tonumber(ARGV[2]) then return {0, held} end
+if redis.call('ZADD', KEYS[1], now + ttl, ARGV[1]) == 1 then held = held + 1 end
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return {1, held}`;
+const RELEASE_SLOT = `${SERVER_NOW}
+local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
+if not score then return 0 end
+redis.call('ZREM', KEYS[1], ARGV[1])
+if tonumber(score) >= now then return 1 else return 0 end`;
 
 /** The client with the scripts registered by `defineCommand` (EVALSHA, falling back to EVAL after a restart). */
 type ScriptedRedis = Redis & {
   apphostCompareAndDelete(key: string, expected: string): Promise<number>;
   apphostCompareAndExpire(key: string, expected: string, ttlMs: number): Promise<number>;
   apphostCompareAndSet(key: string, expected: string, value: string, ttlMs: number): Promise<number>;
+  apphostIncrement(key: string, by: number, ttlMs: number): Promise<number>;
+  apphostAcquireSlot(key: string, holder: string, capacity: number, ttlMs: number): Promise<[number, number]>;
+  apphostReleaseSlot(key: string, holder: string): Promise<number>;
 };
+
+/** The reply errors that are the caller's mistake (a key of another kind), not an outage; the memory store raises the same. */
+const isNotAnInteger = (message: string) => /not an integer|out of range|overflow|WRONGTYPE/.test(message);
+const isWrongType = (message: string) => /WRONGTYPE/.test(message);
 
 /**
  * The production store on ioredis 5, built to fail closed and fast: no offline queue (a command while
@@ -73,6 +112,9 @@ export class RedisCoordinationStore implements CoordinationStore {
     client.defineCommand('apphostCompareAndDelete', { numberOfKeys: 1, lua: COMPARE_AND_DELETE });
     client.defineCommand('apphostCompareAndExpire', { numberOfKeys: 1, lua: COMPARE_AND_EXPIRE });
     client.defineCommand('apphostCompareAndSet', { numberOfKeys: 1, lua: COMPARE_AND_SET });
+    client.defineCommand('apphostIncrement', { numberOfKeys: 1, lua: INCREMENT });
+    client.defineCommand('apphostAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT });
+    client.defineCommand('apphostReleaseSlot', { numberOfKeys: 1, lua: RELEASE_SLOT });
     const store = new RedisCoordinationStore(client, keyPrefix, name, secretsOf(url));
     store.watch(redactUrl(url), options.logger);
     await store.firstAttempt(connectTimeout);
@@ -123,12 +165,46 @@ export class RedisCoordinationStore implements CoordinationStore {
 
   async incrementFence(key: string): Promise<number> {
     const k = this.key(key);
-    // The one reply error that is the caller's mistake, not an outage; the memory store raises the same.
     return this.run(
       'incrementFence',
       () => this.client.incr(k),
-      (message) => (/not an integer|out of range/.test(message) ? notAnInteger(key) : undefined),
+      (message) => (isNotAnInteger(message) ? notAnInteger(key) : undefined),
     );
+  }
+
+  async increment(key: string, by: number, ttlMs: number): Promise<number> {
+    const k = this.key(key);
+    checkDelta(by);
+    checkTtl(ttlMs);
+    return this.run(
+      'increment',
+      () => this.client.apphostIncrement(k, by, ttlMs),
+      (message) => (isNotAnInteger(message) ? notAnInteger(key) : undefined),
+    );
+  }
+
+  async acquireSlot(key: string, holder: string, capacity: number, ttlMs: number): Promise<SlotAcquisition> {
+    const k = this.key(key);
+    checkHolder(holder);
+    checkCapacity(capacity);
+    checkTtl(ttlMs);
+    const [acquired, held] = await this.run(
+      'acquireSlot',
+      () => this.client.apphostAcquireSlot(k, holder, capacity, ttlMs),
+      (message) => (isWrongType(message) ? notSlots(key) : undefined),
+    );
+    return { acquired: acquired === 1, held };
+  }
+
+  async releaseSlot(key: string, holder: string): Promise<boolean> {
+    const k = this.key(key);
+    checkHolder(holder);
+    const released = await this.run(
+      'releaseSlot',
+      () => this.client.apphostReleaseSlot(k, holder),
+      (message) => (isWrongType(message) ? notSlots(key) : undefined),
+    );
+    return released === 1;
   }
 
   async keysWithPrefix(prefix: string): Promise<string[]> {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppHostError, invalidArgument } from '@apphost/contracts';
-import { MAX_KEY_LENGTH, MAX_TTL_MS, MAX_VALUE_LENGTH } from './coordination-store';
+import { MAX_KEY_LENGTH, MAX_SLOT_CAPACITY, MAX_TTL_MS, MAX_VALUE_LENGTH } from './coordination-store';
 
 /**
  * A namespace such as `apphost:governed-operations:`. The trailing colon keeps `app:` from being a prefix of
@@ -14,6 +14,9 @@ const nameSchema = z.string().min(1).max(128);
 const keySchema = z.string().min(1).max(MAX_KEY_LENGTH);
 const valueSchema = z.string().max(MAX_VALUE_LENGTH);
 const ttlSchema = z.number().int().positive().max(MAX_TTL_MS);
+const deltaSchema = z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+const holderSchema = z.string().min(1).max(MAX_KEY_LENGTH);
+const capacitySchema = z.number().int().min(1).max(MAX_SLOT_CAPACITY);
 
 function check<T>(schema: z.ZodType<T>, what: string, input: unknown): T {
   const parsed = schema.safeParse(input);
@@ -26,6 +29,9 @@ export const checkName = (input: unknown): string => check(nameSchema, 'name', i
 export const checkKey = (input: unknown): string => check(keySchema, 'key', input);
 export const checkValue = (input: unknown): string => check(valueSchema, 'value', input);
 export const checkTtl = (input: unknown): number => check(ttlSchema, 'ttlMs', input);
+export const checkDelta = (input: unknown): number => check(deltaSchema, 'by', input);
+export const checkHolder = (input: unknown): string => check(holderSchema, 'holder', input);
+export const checkCapacity = (input: unknown): number => check(capacitySchema, 'capacity', input);
 
 /**
  * The store is closed or its backend is unreachable. Retryable: every operation here is safe to repeat (a write
@@ -35,7 +41,12 @@ export function unavailable(details: Record<string, unknown>): AppHostError {
   return new AppHostError('UNAVAILABLE', 'coordination store unavailable', { details });
 }
 
-/** INCR on a key holding something other than an integer (a wiring mistake: a lease key used as a fence). */
+/** INCR on a key holding something other than an integer (a wiring mistake: a lease key used as a fence or counter). */
 export function notAnInteger(key: string): AppHostError {
-  return new AppHostError('FAILED_PRECONDITION', 'key does not hold a fencing token', { details: { key } });
+  return new AppHostError('FAILED_PRECONDITION', 'key does not hold an integer', { details: { key } });
+}
+
+/** A slot operation on a key holding something other than slots (a wiring mistake: a lease key used for slots). */
+export function notSlots(key: string): AppHostError {
+  return new AppHostError('FAILED_PRECONDITION', 'key does not hold slots', { details: { key } });
 }

@@ -21,7 +21,8 @@ import { defineReasons, type ReasonOf } from '../../lib/errors';
  *
  * View RPC (`view-rpc.v1`; the JSON-RPC code each maps to is in `jsonRpcCodeOf`):
  * - `RPC_INVALID_REQUEST` (INVALID_ARGUMENT, -32600): not one JSON-RPC 2.0 request or notification (a batch array,
- *   a missing `jsonrpc`, a message failing its published MCP / MCP Apps schema).
+ *   a missing `jsonrpc`, a `null` or fractional id, a top-level member too many); params failing the method's
+ *   published MCP / MCP Apps schema are `RPC_INVALID_PARAMS`.
  * - `RPC_ID_IN_USE` (INVALID_ARGUMENT, -32600): a second live request with an equal id on one View generation.
  * - `RPC_METHOD_NOT_FOUND` (NOT_FOUND, -32601): a method the View RPC does not serve.
  * - `RPC_INVALID_PARAMS` (INVALID_ARGUMENT, -32602): the params of a served method are malformed.
