@@ -3,6 +3,7 @@ import { BusClient } from '@apphost/bus';
 import type { ServiceDatabase } from '@apphost/persistence';
 import { FAULT_POINTS, FaultPoints, type ServiceContext } from '@apphost/runtime';
 import type { LifecycleConfig } from './config';
+import { AppAuditHandlers } from './events/app-audit.handlers';
 import { EventLedgerRepository } from './events/event-ledger.repository';
 import { FindCallEventHandlers } from './events/find-call-event.handlers';
 import { SealedReferencesHandlers } from './events/sealed-references.handlers';
@@ -80,6 +81,7 @@ export class LifecycleModule {
         LifecycleHandlers,
         { provide: LIFECYCLE_DATABASE, useValue: database },
         FindCallEventHandlers,
+        AppAuditHandlers,
         { provide: SealedReferencesRepository, useValue: new SealedReferencesRepository(database) },
         SealedReferencesHandlers,
         { provide: PrincipalRevocationRepository, useValue: new PrincipalRevocationRepository(database) },

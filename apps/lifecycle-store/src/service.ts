@@ -6,6 +6,7 @@ import { LIFECYCLE_MIGRATIONS } from './migrations/1761000000001-lifecycle-schem
 import { LifecycleCallLookup1764590000001 } from './migrations/1764590000001-call-lookup';
 import { SessionEventsSealedRefs1769000000000 } from './migrations/1769000000000-session-events-sealed-refs';
 import { PrincipalRevocations1770000000000 } from './migrations/1770000000000-principal-revocations';
+import { AppAuditByView1771000000000 } from './migrations/1771000000000-app-audit-by-view';
 
 const isServiceDatabase = (store: StoreHandle): store is ServiceDatabase & StoreHandle => 'dataSource' in store;
 
@@ -20,7 +21,13 @@ export const lifecycleStoreService = defineService({
   openStores: async (context) => [
     await openPostgresStore(context, {
       schema: 'lifecycle_store',
-      migrations: [...LIFECYCLE_MIGRATIONS, LifecycleCallLookup1764590000001, SessionEventsSealedRefs1769000000000, PrincipalRevocations1770000000000],
+      migrations: [
+        ...LIFECYCLE_MIGRATIONS,
+        LifecycleCallLookup1764590000001,
+        SessionEventsSealedRefs1769000000000,
+        PrincipalRevocations1770000000000,
+        AppAuditByView1771000000000,
+      ],
     }),
   ],
   imports: (context, stores) => {

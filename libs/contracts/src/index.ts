@@ -16,6 +16,7 @@ export * from './services/lifecycle-store/get-session.v1';
 export * from './services/lifecycle-store/delete-session.v1';
 export * from './services/lifecycle-store/append-events.v1';
 export * from './services/lifecycle-store/list-events.v1';
+export * from './services/lifecycle-store/compact-app-audit.v1';
 export * from './services/lifecycle-store/cascade-participant.v1';
 export * from './services/lifecycle-store/get-event.v1';
 export * from './services/lifecycle-store/find-call-event.v1';

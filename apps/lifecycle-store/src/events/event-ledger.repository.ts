@@ -51,10 +51,16 @@ export class EventLedgerRepository {
     return rows[0]?.coordination_token == null ? null : Number(rows[0].coordination_token);
   }
 
-  async page(key: SessionKey, incarnation: number, afterId: number, limit: number): Promise<StoredEvent[]> {
+  /**
+   * Up to `limit` events after `afterId` in id order; `model` leaves out app audit events in the statement itself,
+   * so LIMIT counts only what is returned and a page's last id is where the next one starts.
+   */
+  async page(key: SessionKey, incarnation: number, afterId: number, limit: number, audience: 'model' | 'all'): Promise<StoredEvent[]> {
     const { rows } = await this.db.query<{ event_id: string; incarnation: string; created_at: Date; body: Record<string, unknown> }>(
-      `SELECT event_id, incarnation, created_at, body FROM session_events WHERE ${KEY} AND incarnation = $5 AND event_id > $6 ORDER BY event_id LIMIT $7`,
-      [...keyParams(key), incarnation, afterId, limit],
+      `SELECT event_id, incarnation, created_at, body FROM session_events
+        WHERE ${KEY} AND incarnation = $5 AND event_id > $6 AND ($8::boolean OR audience IS NULL)
+        ORDER BY event_id LIMIT $7`,
+      [...keyParams(key), incarnation, afterId, limit, audience === 'all'],
     );
     return rows.map((r) => ({ id: Number(r.event_id), incarnation: Number(r.incarnation), createdAt: r.created_at, body: r.body }));
   }

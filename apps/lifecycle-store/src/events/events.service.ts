@@ -79,13 +79,13 @@ export function admissible(record: LifecycleRecord, incarnation: number): void {
 
 export async function listEvents(
   deps: EventsDeps,
-  req: { session: SessionKey; incarnation?: number; afterId?: number; limit?: number },
+  req: { session: SessionKey; incarnation?: number; afterId?: number; limit?: number; audience?: 'model' | 'all' },
 ): Promise<{ incarnation: number; events: PublicEvent[]; nextAfterId: number | null }> {
   const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
   if (!record || record.state === 'DELETED') throw notFound(req.session);
   admissible(record, req.incarnation ?? record.incarnation);
   const limit = req.limit ?? DEFAULT_PAGE;
-  const page = await deps.ledger.page(req.session, record.incarnation, req.afterId ?? 0, limit);
+  const page = await deps.ledger.page(req.session, record.incarnation, req.afterId ?? 0, limit, req.audience ?? 'all');
   const events = page.map(toPublicEvent);
   return { incarnation: record.incarnation, events, nextAfterId: page.length === limit ? page[page.length - 1].id : null };
 }

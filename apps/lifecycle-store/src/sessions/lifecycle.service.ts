@@ -52,6 +52,7 @@ export class LifecycleService {
     incarnation?: number;
     afterId?: number;
     limit?: number;
+    audience?: 'model' | 'all';
   }): Promise<{ incarnation: number; events: PublicEvent[]; nextAfterId: number | null }> {
     return listEvents(this.deps, req);
   }
