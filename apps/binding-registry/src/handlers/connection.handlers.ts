@@ -7,6 +7,8 @@ import {
   ConnCloseBinding,
   ConnEndSession,
   ConnGenerationState,
+  ConnListResources,
+  ConnListResourceTemplates,
   ConnListTools,
   ConnPing,
   ConnReadResource,
@@ -48,6 +50,22 @@ export class ConnectionHandlers {
     return this.owned.local.run(r.ref, async (connection, local) => {
       const walked = await connection.listTools(local.policy.discovery);
       return { tools: walked.items, pages: walked.pages, bytes: walked.bytes };
+    });
+  }
+
+  @BusHandler(ConnListResources, conn)
+  listResources(r: ParsedRequestOf<typeof ConnListResources>): Promise<ResponseOf<typeof ConnListResources>> {
+    return this.owned.local.run(r.ref, async (connection, local) => {
+      const walked = await connection.listResources(local.policy.discovery);
+      return { resources: walked.items, pages: walked.pages, bytes: walked.bytes };
+    });
+  }
+
+  @BusHandler(ConnListResourceTemplates, conn)
+  listResourceTemplates(r: ParsedRequestOf<typeof ConnListResourceTemplates>): Promise<ResponseOf<typeof ConnListResourceTemplates>> {
+    return this.owned.local.run(r.ref, async (connection, local) => {
+      const walked = await connection.listResourceTemplates(local.policy.discovery);
+      return { resourceTemplates: walked.items, pages: walked.pages, bytes: walked.bytes };
     });
   }
 

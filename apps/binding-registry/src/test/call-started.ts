@@ -36,3 +36,19 @@ export function callHeld(name: string): { started: Promise<void>; release(): voi
   });
   return { started: started.promise, release: () => released.resolve() };
 }
+
+/**
+ * Like `callHeld`, for the next resource listing (`listResources` / `listResourceTemplates`) of any connection: it
+ * stays in flight until `release()`, then walks its pages.
+ */
+export function listingHeld(method: 'listResources' | 'listResourceTemplates'): { started: Promise<void>; release(): void } {
+  const original = McpConnection.prototype[method] as (this: McpConnection, ...args: unknown[]) => Promise<unknown>;
+  const started = deferred();
+  const released = deferred();
+  const spy = jest.spyOn(McpConnection.prototype, method).mockImplementation(function (this: McpConnection, ...args: unknown[]) {
+    spy.mockRestore();
+    started.resolve();
+    return released.promise.then(() => original.apply(this, args)) as never;
+  });
+  return { started: started.promise, release: () => released.resolve() };
+}

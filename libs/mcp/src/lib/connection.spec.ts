@@ -1,3 +1,4 @@
+import { systemClock } from './clock';
 import { McpConnection, type OpenConnectionOptions } from './connection';
 import { fixtureTarget, typedRejection } from './test-targets';
 
@@ -73,6 +74,11 @@ describe('McpConnection: bounded discovery against the hostile fixture', () => {
     ['slow', 'DISCOVERY_TIMEOUT'],
   ];
   const connections = new Map<string, McpConnection>();
+  const connectionOf = (mode: string): McpConnection => {
+    const connection = connections.get(mode);
+    if (!connection) throw new Error(`no connection for mode ${mode}`);
+    return connection;
+  };
 
   beforeAll(async () => {
     const list = await Promise.all(cases.map(([mode]) => open({ target: fixtureTarget('hostile', [`--mode=${mode}`]) })));
@@ -80,9 +86,42 @@ describe('McpConnection: bounded discovery against the hostile fixture', () => {
   }, 60_000);
 
   it.each(cases)('mode %s is denied with %s', async (mode, reason) => {
-    const error = await typedRejection(connections.get(mode)!.listTools(bounds));
+    const error = await typedRejection(connectionOf(mode).listTools(bounds));
     expect(error.details?.['reason']).toBe(reason);
   });
+
+  it.each(cases)('resources and resource templates: mode %s is denied with %s, within the same bounds', async (mode, reason) => {
+    const connection = connectionOf(mode);
+    // `slow` pages take 5 s: a short walk budget proves the same bound without waiting for the tools case's 4 s.
+    const walk = mode === 'slow' ? { ...bounds, maxTimeMs: 500 } : bounds;
+    const [resources, templates] = await Promise.all([typedRejection(connection.listResources(walk)), typedRejection(connection.listResourceTemplates(walk))]);
+    expect([resources.details?.['reason'], templates.details?.['reason']]).toEqual([reason, reason]);
+    expect(resources.code).toBe(reason === 'DISCOVERY_TIMEOUT' ? 'DEADLINE_EXCEEDED' : 'RESOURCE_EXHAUSTED');
+  });
+});
+
+describe('McpConnection: resource listings', () => {
+  it('lists every resource and template as the server listed them; a server without resources lists none', async () => {
+    const [nonce, hostile, toolsOnly] = await Promise.all([
+      open({ target: fixtureTarget('stateful-nonce') }),
+      open({ target: fixtureTarget('hostile') }),
+      open({ target: fixtureTarget('hostile', ['--mode=tools-only']) }),
+    ]);
+    const resources = await nonce.listResources();
+    expect(resources.pages).toBe(1);
+    expect(resources.items.map((r) => r.uri)).toEqual(
+      expect.arrayContaining(['ui://stateful-nonce/app.html', 'ui://stateful-nonce/docs/readme.txt', 'ui://stateful-nonce/docs/guide/intro.md']),
+    );
+    expect(resources.bytes).toBeGreaterThan(0);
+    const templates = await nonce.listResourceTemplates();
+    expect(templates.items.map((t) => t.uriTemplate).sort()).toEqual([
+      'ui://stateful-nonce/docs/big/{bytes}',
+      'ui://stateful-nonce/docs/chunks/{count}/{bytes}',
+    ]);
+    expect(await hostile.listResources()).toEqual({ items: [], pages: 1, bytes: expect.any(Number) });
+    expect(await toolsOnly.listResources()).toEqual({ items: [], pages: 0, bytes: 0 });
+    expect(await toolsOnly.listResourceTemplates()).toEqual({ items: [], pages: 0, bytes: 0 });
+  }, 60_000);
 });
 
 describe('McpConnection: calls on a connection-stateful server', () => {
@@ -188,3 +227,121 @@ describe('McpConnection: input requests (2026-07-28)', () => {
     expect(capped.details?.['reason']).toBe('INPUT_REQUIRED_ROUNDS_EXCEEDED');
   }, 60_000);
 });
+
+describe('McpConnection: app-safe multi-round-trip (2026-07-28)', () => {
+  interface StepperReport {
+    rounds: number;
+    legs: number;
+    requestIds: (string | number)[];
+    echoedStates: string[];
+    exact: boolean[];
+    inputResponseKeys: string[];
+  }
+  const limits = { maxRounds: 4, maxTotalMs: 30_000 };
+  const stepper = (args: Record<string, unknown>) => ({ name: 'stepper', arguments: args });
+  /** The clock of `timed`: it moves only when a test moves it. */
+  const clock = { at: 1_000_000, now: () => clock.at, schedule: systemClock.schedule };
+  let c: McpConnection;
+  let timed: McpConnection;
+  let shortFlows: McpConnection;
+  let legacy: McpConnection;
+  let full: McpConnection;
+  const whoami = async (on: McpConnection = c) => structured(await on.callTool({ name: 'whoami' })) as { stepperLegs: number; cancellations: number };
+
+  beforeAll(async () => {
+    const modern = { target: fixtureTarget('stateful-nonce'), protocol: '2026-07-28' as const };
+    [c, timed, shortFlows, legacy, full] = await Promise.all([
+      open({ ...modern, mrtr: limits }),
+      open({ ...modern, mrtr: { maxRounds: 8, maxTotalMs: 1000 }, clock }),
+      open({ ...modern, mrtr: { maxRounds: 8, maxTotalMs: 1500 } }),
+      open({ target: fixtureTarget('stateful-nonce'), protocol: 'legacy', mrtr: { maxRounds: 1, maxTotalMs: 30_000 } }),
+      open({ ...modern, connectionClass: 'full', mrtr: limits }),
+    ]);
+  }, 60_000);
+
+  it('continues state-only rounds as one call: a fresh request id per leg, each requestState echoed byte for byte, no input responses', async () => {
+    const report = structured(await c.callTool(stepper({ rounds: 3 }))) as unknown as StepperReport;
+    expect(report).toMatchObject({ rounds: 3, legs: 4, exact: [true, true, true], inputResponseKeys: [] });
+    expect(new Set(report.requestIds).size).toBe(4);
+    const flowId = /⟨(.+)⟩/.exec(report.echoedStates[0])?.[1];
+    // The fixture's states are deliberately non-canonical (spacing, a decomposed accent, a tab): compared as bytes.
+    expect(report.echoedStates).toEqual([1, 2, 3].map((round) => ` stepper ⟨${flowId}⟩ round=${round}/3  "e\u0301 é" \t✓ `));
+    expect(structured(await c.callTool(stepper({ rounds: 0 })))).toMatchObject({ legs: 1, echoedStates: [] });
+  }, 30_000);
+
+  it('a round that requests input fails closed, whatever the rounds before it', async () => {
+    const error = await typedRejection(c.callTool({ name: 'ask', arguments: { question: 'PIN?' } }));
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
+    const continuation = await typedRejection(
+      c.callTool({ name: 'stepper', arguments: { rounds: 1 }, continuation: { flowId: 'f', inputResponses: {}, requestState: 'x' } }),
+    );
+    expect(continuation.details?.['reason']).toBe('INPUT_REQUIRED_DENIED');
+  }, 30_000);
+
+  it('caps the rounds: the round past maxRounds fails and no further leg is sent', async () => {
+    const before = (await whoami()).stepperLegs;
+    const error = await typedRejection(c.callTool(stepper({ rounds: limits.maxRounds + 3 })));
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' } });
+    expect((await whoami()).stepperLegs - before).toBe(limits.maxRounds + 1);
+    expect(structured(await c.callTool(stepper({ rounds: limits.maxRounds })))).toMatchObject({ legs: limits.maxRounds + 1 });
+  }, 30_000);
+
+  it('caps the total time on the connection clock: over it between legs fails before the next leg', async () => {
+    // Leg 1 sleeps a second on the server; the connection's clock jumps past the cap meanwhile.
+    const call = timed.callTool(stepper({ rounds: 3, delayMs: 1000, delayLeg: 1 }));
+    setTimeout(() => (clock.at += 1001), 50);
+    const error = await typedRejection(call);
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_TIME_EXCEEDED' } });
+    expect((await whoami(timed)).stepperLegs).toBe(1);
+  }, 30_000);
+
+  it('caps the total time under a leg in flight: that leg is cancelled and the outcome is unknown', async () => {
+    const error = await typedRejection(shortFlows.callTool(stepper({ rounds: 2, delayMs: 20_000, delayLeg: 2 })));
+    expect(error).toMatchObject({ code: 'OUTCOME_UNKNOWN', details: { reason: 'INPUT_REQUIRED_TIME_EXCEEDED' } });
+    await eventually(async () => (await whoami(shortFlows)).cancellations === 1);
+    expect((await whoami(shortFlows)).stepperLegs).toBe(2);
+  }, 30_000);
+
+  it('cancellation aborts whichever leg is running; nothing runs after it', async () => {
+    const before = await whoami();
+    const controller = new AbortController();
+    const call = c.callTool(stepper({ rounds: 3, delayMs: 20_000, delayLeg: 2 }), { signal: controller.signal });
+    await eventually(async () => (await whoami()).stepperLegs === before.stepperLegs + 2);
+    controller.abort('teardown');
+    const error = await typedRejection(call);
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CANCELLED' } });
+    await eventually(async () => (await whoami()).cancellations === before.cancellations + 1);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await whoami()).stepperLegs).toBe(before.stepperLegs + 2);
+  }, 30_000);
+
+  it('a 2025-era connection is single-round: one wire request, whatever the server runs inside it (its SDK shim)', async () => {
+    expect(legacy.protocolEra).toBe('legacy');
+    // The server's own shim re-runs the handler under the one request id; AppHost's round cap never sees a round.
+    const report = structured(await legacy.callTool(stepper({ rounds: 2 }))) as unknown as StepperReport;
+    expect(report).toMatchObject({ legs: 3, exact: [true, true] });
+    expect(new Set(report.requestIds).size).toBe(1);
+    // An input request cannot reach a client that declared no input capability: the server answers an error result.
+    expect(await legacy.callTool({ name: 'ask', arguments: {} })).toMatchObject({ kind: 'complete', result: { isError: true } });
+  }, 30_000);
+
+  it('a full connection still hands a state-only round to its caller', async () => {
+    const first = await full.callTool(stepper({ rounds: 1 }));
+    expect(first).toMatchObject({ kind: 'input_required', round: 1, inputRequests: {} });
+    if (first.kind !== 'input_required') throw new Error('expected an input round');
+    const done = await full.callTool({
+      ...stepper({ rounds: 1 }),
+      continuation: { flowId: first.flowId, inputResponses: {}, requestState: first.requestState },
+    });
+    expect(done).toMatchObject({ kind: 'complete', result: { structuredContent: { legs: 2, exact: [true] } } });
+  }, 30_000);
+});
+
+/** Polls until `probe` is true (test use only; libs/mcp may not import the testing kit's `eventually`). */
+async function eventually(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

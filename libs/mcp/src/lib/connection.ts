@@ -1,12 +1,12 @@
 import { Client, StreamableHTTPClientTransport, isInputRequiredResult } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { AppHostError, ConnectionReasons } from '@apphost/contracts';
-import { type Clock } from './clock';
+import { systemClock, type Clock } from './clock';
 import { buildClientCapabilities, type AdvertisedCapabilities, type ConnectionClass } from './capabilities';
 import { APP_MIME_TYPE } from './constants';
 import { connectFailure } from './connect-failure';
 import { MCP_REASONS, toAppHostError } from './errors';
-import { DEFAULT_MRTR_LIMITS, MrtrFlows, type InputRequiredOutcome, type MrtrLimits } from './mrtr';
+import { DEFAULT_MRTR_LIMITS, MrtrBudget, MrtrFlows, stateOnlyRequestState, type InputRequiredOutcome, type MrtrLimits } from './mrtr';
 import { DEFAULT_DISCOVERY_BOUNDS, walkPages, type DiscoveryBounds, type Walked } from './pagination';
 import { StdioDiagnostics } from './stdio-diagnostics';
 import type { McpTarget, ProtocolMode } from './target';
@@ -23,8 +23,9 @@ export interface OpenConnectionOptions {
   connectTimeoutMs: number;
   /** Default per-request timeout when an operation does not give one. */
   requestTimeoutMs?: number;
+  /** Caps of multi-round flows: caller-driven on `full`, continued internally (state-only rounds) on `app-safe`. */
   mrtr?: MrtrLimits;
-  /** Measures the total time of multi-round input flows (`systemClock` unless given). */
+  /** Measures the total time of multi-round input flows and of an app-safe call's legs (`systemClock` unless given). */
   clock?: Clock;
   clientInfo?: { name: string; version: string };
   /** Called once when the connection ends for any reason (close, server exit, transport error). */
@@ -38,6 +39,26 @@ export interface McpTool {
   _meta?: Record<string, unknown>;
   [key: string]: unknown;
 }
+
+/** A `resources/list` entry as the server listed it. */
+export interface McpResource {
+  uri: string;
+  name?: string;
+  mimeType?: string;
+  _meta?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/** A `resources/templates/list` entry as the server listed it. */
+export interface McpResourceTemplate {
+  uriTemplate: string;
+  name?: string;
+  mimeType?: string;
+  _meta?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+type ListMethod = 'tools/list' | 'resources/list' | 'resources/templates/list';
 
 export interface CallToolInput {
   name: string;
@@ -64,6 +85,7 @@ const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 export class McpConnection {
   private closedReason: 'closed' | 'transport' | undefined;
   private readonly flows: MrtrFlows;
+  private readonly clock: Clock;
 
   private constructor(
     private readonly client: Client,
@@ -72,7 +94,8 @@ export class McpConnection {
     readonly capabilities: AdvertisedCapabilities,
     private readonly options: OpenConnectionOptions,
   ) {
-    this.flows = new MrtrFlows(options.mrtr ?? DEFAULT_MRTR_LIMITS, options.clock);
+    this.clock = options.clock ?? systemClock;
+    this.flows = new MrtrFlows(options.mrtr ?? DEFAULT_MRTR_LIMITS, this.clock);
   }
 
   static async open(options: OpenConnectionOptions): Promise<McpConnection> {
@@ -82,7 +105,8 @@ export class McpConnection {
     const client = new Client(options.clientInfo ?? { name: 'apphost-binding-registry', version: '1' }, {
       capabilities: capabilities as never,
       versionNegotiation: { mode: protocol === 'legacy' || protocol === 'auto' ? protocol : { pin: protocol } },
-      // The registry never fulfils input itself: app-safe refuses every round, full hands rounds to the caller.
+      // The registry never fulfils input itself: app-safe refuses input requests and continues state-only rounds,
+      // full hands every round to the caller.
       inputRequired: { autoFulfill: false },
       listMaxPages: 1,
     });
@@ -130,23 +154,52 @@ export class McpConnection {
   }
 
   /** Every page of `tools/list` within `bounds`; any violation denies the listing. */
-  async listTools(bounds: DiscoveryBounds = DEFAULT_DISCOVERY_BOUNDS): Promise<Walked<McpTool>> {
-    this.assertOpen('tools/list');
+  listTools(bounds: DiscoveryBounds = DEFAULT_DISCOVERY_BOUNDS): Promise<Walked<McpTool>> {
+    return this.listAll<McpTool>('tools/list', 'tools', bounds);
+  }
+
+  /** Every page of `resources/list` within `bounds` (none without the server's `resources` capability). */
+  listResources(bounds: DiscoveryBounds = DEFAULT_DISCOVERY_BOUNDS): Promise<Walked<McpResource>> {
+    return this.listAll<McpResource>('resources/list', 'resources', bounds);
+  }
+
+  /** Every page of `resources/templates/list` within `bounds` (none without the server's `resources` capability). */
+  listResourceTemplates(bounds: DiscoveryBounds = DEFAULT_DISCOVERY_BOUNDS): Promise<Walked<McpResourceTemplate>> {
+    return this.listAll<McpResourceTemplate>('resources/templates/list', 'resourceTemplates', bounds);
+  }
+
+  private async listAll<T>(method: ListMethod, key: string, bounds: DiscoveryBounds): Promise<Walked<T>> {
+    this.assertOpen(method);
+    // A server that declares no resources has none to list: asking would only draw "method not found".
+    if (method !== 'tools/list' && this.client.getServerCapabilities()?.resources === undefined) return { items: [], pages: 0, bytes: 0 };
     try {
-      return await walkPages<McpTool>(async (cursor, remainingMs) => {
+      return await walkPages<T>(async (cursor, remainingMs) => {
         // One wire request per page (the SDK's aggregate path would walk pages outside these bounds).
-        const result = await this.client.request(
-          { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
-          { timeout: remainingMs, maxTotalTimeout: remainingMs },
-        );
+        const result = (await this.client.request({ method, params: cursor === undefined ? {} : { cursor } } as never, {
+          timeout: remainingMs,
+          maxTotalTimeout: remainingMs,
+        })) as Record<string, unknown>;
         const bytes = Buffer.byteLength(JSON.stringify(result), 'utf8');
-        return { page: { items: result.tools as McpTool[], nextCursor: result.nextCursor ?? undefined }, bytes };
+        const items = result[key];
+        if (!Array.isArray(items))
+          throw new AppHostError('FAILED_PRECONDITION', `${method} returned no ${key} array`, {
+            details: ConnectionReasons.details(MCP_REASONS.invalidResult, { operation: method }),
+          });
+        const nextCursor = typeof result['nextCursor'] === 'string' ? result['nextCursor'] : undefined;
+        return { page: { items: items as T[], nextCursor }, bytes };
       }, bounds);
     } catch (error) {
-      throw toAppHostError(error, 'tools/list');
+      throw toAppHostError(error, method);
     }
   }
 
+  /**
+   * One `tools/call` as the caller sees it. On a `full` connection each `input_required` round goes back to the
+   * caller (`continuation` answers it). On an `app-safe` connection a round that requests input fails closed, and
+   * state-only rounds are continued here — a fresh request per leg, `requestState` echoed byte for byte, no input
+   * responses — within the MRTR caps and the call's one timeout, until a terminal result. `signal` aborts whichever
+   * leg is running. A 2025-era connection has no rounds on the wire: one request, whatever its server does inside it.
+   */
   async callTool(input: CallToolInput, options: CallToolOptions = {}): Promise<CallToolOutcome> {
     this.assertOpen('tools/call');
     const continuation = input.continuation;
@@ -155,6 +208,7 @@ export class McpConnection {
         details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied),
       });
     }
+    if (this.connectionClass === 'app-safe') return this.callAppSafe(input, options);
     if (continuation) this.flows.continue(continuation.flowId, input.name, continuation.requestState);
     const params: Record<string, unknown> = { name: input.name, arguments: input.arguments ?? {} };
     if (continuation) {
@@ -162,6 +216,47 @@ export class McpConnection {
       if (continuation.requestState !== undefined) params['requestState'] = continuation.requestState;
     }
     const timeout = Math.min(options.timeoutMs ?? this.defaultTimeout, continuation ? this.flows.remainingMs(continuation.flowId) : Number.MAX_SAFE_INTEGER);
+    const result = await this.sendCall(params, timeout, options);
+    if (isInputRound(result)) {
+      return this.flows.open(
+        input.name,
+        continuation?.flowId,
+        (result['inputRequests'] as Record<string, unknown>) ?? {},
+        result['requestState'] as string | undefined,
+      );
+    }
+    this.flows.finish(continuation?.flowId);
+    return { kind: 'complete', result };
+  }
+
+  /** The app-safe loop: state-only rounds continue here; the caller's timeout bounds every leg together. */
+  private async callAppSafe(input: CallToolInput, options: CallToolOptions): Promise<CallToolOutcome> {
+    const deadline = this.clock.now() + (options.timeoutMs ?? this.defaultTimeout);
+    const budget = new MrtrBudget(this.options.mrtr ?? DEFAULT_MRTR_LIMITS, this.clock);
+    const params: Record<string, unknown> = { name: input.name, arguments: input.arguments ?? {} };
+    let result = await this.sendCall(params, Math.max(1, deadline - this.clock.now()), options);
+    while (isInputRound(result)) {
+      const requestState = stateOnlyRequestState(result);
+      budget.countRound();
+      budget.assertTimeLeft();
+      if (options.signal?.aborted) throw callCancelled();
+      const callerLeft = deadline - this.clock.now();
+      if (callerLeft <= 0) throw callTimedOut();
+      const cappedByFlow = budget.remainingMs() < callerLeft;
+      const leg = { ...params, inputResponses: {}, requestState };
+      try {
+        result = await this.sendCall(leg, Math.min(callerLeft, budget.remainingMs()), options);
+      } catch (error) {
+        // The flow's time ran out under a leg in flight: the server may have acted on it.
+        if (cappedByFlow && ConnectionReasons.of(error) === MCP_REASONS.timeout) throw flowTimedOutInLeg(budget.limits.maxTotalMs);
+        throw error;
+      }
+    }
+    return { kind: 'complete', result };
+  }
+
+  /** One wire `tools/call` (a fresh request id); an `input_required` answer is returned as it came. */
+  private async sendCall(params: Record<string, unknown>, timeout: number, options: CallToolOptions): Promise<Record<string, unknown>> {
     // Progress gate: notifications admitted before the terminal response are drained before the result is
     // returned; anything later is dropped (the SDK dispatches progress handlers independently of the response).
     // The SDK hands a notification to its handler one microtask after reading it, and settles the call several
@@ -178,38 +273,21 @@ export class McpConnection {
           onProgress(p);
         }
       : undefined;
-    let result: Record<string, unknown>;
     try {
-      result = (await this.client.callTool(params as never, {
+      const result = (await this.client.callTool(params as never, {
         timeout,
         maxTotalTimeout: timeout,
         signal: options.signal,
-        allowInputRequired: this.connectionClass === 'full',
+        allowInputRequired: true,
         ...(admitted ? { onprogress: admitted, resetTimeoutOnProgress: false } : {}),
       })) as Record<string, unknown>;
       if (reported) await new Promise<void>((resolve) => setImmediate(resolve));
       gateOpen = false;
+      return result;
     } catch (error) {
-      if (options.signal?.aborted) {
-        throw new AppHostError('FAILED_PRECONDITION', 'the tool call was cancelled', { details: ConnectionReasons.details(MCP_REASONS.cancelled) });
-      }
+      if (options.signal?.aborted) throw callCancelled();
       throw toAppHostError(error, 'tools/call');
     }
-    if (isInputRequiredResult(result as never) || result['resultType'] === 'input_required') {
-      if (this.connectionClass === 'app-safe') {
-        throw new AppHostError('FAILED_PRECONDITION', 'the server asked for input on an app-safe connection', {
-          details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied),
-        });
-      }
-      return this.flows.open(
-        input.name,
-        continuation?.flowId,
-        (result['inputRequests'] as Record<string, unknown>) ?? {},
-        result['requestState'] as string | undefined,
-      );
-    }
-    this.flows.finish(continuation?.flowId);
-    return { kind: 'complete', result };
   }
 
   async readResource(uri: string, timeoutMs?: number): Promise<Record<string, unknown>> {
@@ -256,6 +334,24 @@ export class McpConnection {
     }
   }
 }
+
+/** An `input_required` answer (2026-07-28 only: the 2025-era codec has no such result and never yields one). */
+function isInputRound(result: Record<string, unknown>): boolean {
+  return isInputRequiredResult(result as never) || result['resultType'] === 'input_required';
+}
+
+const callCancelled = () =>
+  new AppHostError('FAILED_PRECONDITION', 'the tool call was cancelled', { details: ConnectionReasons.details(MCP_REASONS.cancelled) });
+
+const callTimedOut = () =>
+  new AppHostError('OUTCOME_UNKNOWN', 'tools/call timed out between input-request legs; the server may have acted', {
+    details: ConnectionReasons.details(MCP_REASONS.timeout, { operation: 'tools/call' }),
+  });
+
+const flowTimedOutInLeg = (maxTotalMs: number) =>
+  new AppHostError('OUTCOME_UNKNOWN', `the input-request flow exceeded ${maxTotalMs} ms during a leg; the server may have acted`, {
+    details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime, { maxTotalMs, operation: 'tools/call' }),
+  });
 
 function createTransport(target: McpTarget): StdioClientTransport | StreamableHTTPClientTransport {
   if (target.kind === 'stdio') {

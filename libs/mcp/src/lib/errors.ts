@@ -1,7 +1,7 @@
 import { ProtocolError, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { AppHostError, ConnectionReasons, type ConnectionReason } from '@apphost/contracts';
 
-export type McpOperation = 'connect' | 'tools/list' | 'tools/call' | 'resources/read' | 'ping';
+export type McpOperation = 'connect' | 'tools/list' | 'resources/list' | 'resources/templates/list' | 'tools/call' | 'resources/read' | 'ping';
 
 /** Reasons carried in `details.reason` of the typed errors this library raises. */
 export const MCP_REASONS = {
@@ -11,6 +11,7 @@ export const MCP_REASONS = {
   inputRequiredTime: 'INPUT_REQUIRED_TIME_EXCEEDED',
   requestStateMismatch: 'REQUEST_STATE_MISMATCH',
   cancelled: 'CANCELLED',
+  timeout: 'MCP_TIMEOUT',
   protocolError: 'MCP_PROTOCOL_ERROR',
   invalidResult: 'MCP_INVALID_RESULT',
   connectFailed: 'MCP_CONNECT_FAILED',
@@ -27,9 +28,9 @@ export function toAppHostError(error: unknown, operation: McpOperation): AppHost
       case SdkErrorCode.RequestTimeout:
         return operation === 'tools/call'
           ? new AppHostError('OUTCOME_UNKNOWN', `${operation} timed out; the server may have acted`, {
-              details: ConnectionReasons.details('MCP_TIMEOUT', { operation }),
+              details: ConnectionReasons.details(MCP_REASONS.timeout, { operation }),
             })
-          : new AppHostError('DEADLINE_EXCEEDED', `${operation} timed out`, { details: ConnectionReasons.details('MCP_TIMEOUT', { operation }) });
+          : new AppHostError('DEADLINE_EXCEEDED', `${operation} timed out`, { details: ConnectionReasons.details(MCP_REASONS.timeout, { operation }) });
       case SdkErrorCode.ConnectionClosed:
       case SdkErrorCode.NotConnected:
       case SdkErrorCode.SendFailed:

@@ -2,7 +2,7 @@ import { AppHostError, ConnectionReasons } from '@apphost/contracts';
 import { systemClock, type Clock } from './clock';
 import { MCP_REASONS } from './errors';
 
-/** Caps of one multi-round-trip flow on a `full` connection. */
+/** Caps of one multi-round-trip flow: rounds of `input_required`, and the flow's total time. */
 export interface MrtrLimits {
   maxRounds: number;
   maxTotalMs: number;
@@ -18,10 +18,67 @@ export interface InputRequiredOutcome {
   requestState?: string;
 }
 
+export const roundsExceeded = (limits: MrtrLimits) =>
+  new AppHostError('FAILED_PRECONDITION', `input requests exceeded ${limits.maxRounds} rounds`, {
+    details: ConnectionReasons.details(MCP_REASONS.inputRequiredRounds, { maxRounds: limits.maxRounds }),
+  });
+
+export const timeExceeded = (limits: MrtrLimits) =>
+  new AppHostError('FAILED_PRECONDITION', `input-request flow exceeded ${limits.maxTotalMs} ms`, {
+    details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime, { maxTotalMs: limits.maxTotalMs }),
+  });
+
+/**
+ * The caps of one flow, on `clock` from the moment it is created: rounds are counted as they arrive (the one past
+ * `maxRounds` is refused), time is checked before each continuation (more than `maxTotalMs` is refused).
+ */
+export class MrtrBudget {
+  private rounds = 0;
+  private readonly startedAt: number;
+
+  constructor(
+    readonly limits: MrtrLimits,
+    private readonly clock: Clock = systemClock,
+  ) {
+    this.startedAt = clock.now();
+  }
+
+  /** Counts one `input_required` round and returns its number; INPUT_REQUIRED_ROUNDS_EXCEEDED past the cap. */
+  countRound(): number {
+    this.rounds += 1;
+    if (this.rounds > this.limits.maxRounds) throw roundsExceeded(this.limits);
+    return this.rounds;
+  }
+
+  /** INPUT_REQUIRED_TIME_EXCEEDED once more than `maxTotalMs` has passed. */
+  assertTimeLeft(): void {
+    if (this.clock.now() - this.startedAt > this.limits.maxTotalMs) throw timeExceeded(this.limits);
+  }
+
+  /** Time left of the flow, at least 1 ms (a request timeout of 0 would mean "none"). */
+  remainingMs(): number {
+    return Math.max(1, this.limits.maxTotalMs - (this.clock.now() - this.startedAt));
+  }
+}
+
+/**
+ * The `requestState` of a state-only round (no input requested): the only kind an `app-safe` connection continues.
+ * A round that requests input fails closed (INPUT_REQUIRED_DENIED): an app-safe connection has no one to ask.
+ */
+export function stateOnlyRequestState(round: { inputRequests?: unknown; requestState?: unknown }): string {
+  const requests = round.inputRequests;
+  const asksForInput = requests !== undefined && requests !== null && (typeof requests !== 'object' || Object.keys(requests).length > 0);
+  if (asksForInput || typeof round.requestState !== 'string') {
+    throw new AppHostError('FAILED_PRECONDITION', 'the server asked for input on an app-safe connection', {
+      details: ConnectionReasons.details(MCP_REASONS.inputRequiredDenied),
+    });
+  }
+  return round.requestState;
+}
+
 interface Flow {
   toolName: string;
-  startedAt: number;
-  round: number;
+  budget: MrtrBudget;
   requestState?: string;
 }
 
@@ -29,7 +86,7 @@ interface Flow {
  * The multi-round-trip flows of one `full` connection. The registry never fulfils input itself: each
  * `input_required` round goes back to the caller, whose continuation must name the flow, stay within the
  * round and time caps, and echo `requestState` byte for byte (compared here, never re-encoded). The total time of a
- * flow is measured on `clock`.
+ * flow is measured on `clock`, from its first round.
  */
 export class MrtrFlows {
   private readonly flows = new Map<string, Flow>();
@@ -43,18 +100,18 @@ export class MrtrFlows {
   /** Records an `input_required` answer and returns what the caller sees. */
   open(toolName: string, flowId: string | undefined, inputRequests: Record<string, unknown>, requestState: string | undefined): InputRequiredOutcome {
     const existing = flowId ? this.flows.get(flowId) : undefined;
-    const flow: Flow = existing ?? { toolName, startedAt: this.clock.now(), round: 0 };
-    flow.round += 1;
+    const flow: Flow = existing ?? { toolName, budget: new MrtrBudget(this.limits, this.clock) };
     flow.requestState = requestState;
-    if (flow.round > this.limits.maxRounds) {
+    let round: number;
+    try {
+      round = flow.budget.countRound();
+    } catch (error) {
       if (flowId) this.flows.delete(flowId);
-      throw new AppHostError('FAILED_PRECONDITION', `input requests exceeded ${this.limits.maxRounds} rounds`, {
-        details: ConnectionReasons.details(MCP_REASONS.inputRequiredRounds),
-      });
+      throw error;
     }
     const id = flowId ?? `flow-${++this.next}-${Date.now().toString(36)}`;
     this.flows.set(id, flow);
-    return { kind: 'input_required', flowId: id, round: flow.round, inputRequests, ...(requestState !== undefined ? { requestState } : {}) };
+    return { kind: 'input_required', flowId: id, round, inputRequests, ...(requestState !== undefined ? { requestState } : {}) };
   }
 
   /** Validates a continuation before it is sent: the flow exists, caps hold, the state is echoed exactly. */
@@ -65,11 +122,11 @@ export class MrtrFlows {
         details: ConnectionReasons.details('INPUT_REQUIRED_FLOW_UNKNOWN'),
       });
     }
-    if (this.clock.now() - flow.startedAt > this.limits.maxTotalMs) {
+    try {
+      flow.budget.assertTimeLeft();
+    } catch (error) {
       this.flows.delete(flowId);
-      throw new AppHostError('FAILED_PRECONDITION', `input-request flow exceeded ${this.limits.maxTotalMs} ms`, {
-        details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime),
-      });
+      throw error;
     }
     if (flow.requestState !== requestState) {
       throw new AppHostError('INVALID_ARGUMENT', 'requestState must be echoed exactly', {
@@ -79,8 +136,7 @@ export class MrtrFlows {
   }
 
   remainingMs(flowId: string): number {
-    const flow = this.flows.get(flowId);
-    return flow ? Math.max(1, this.limits.maxTotalMs - (this.clock.now() - flow.startedAt)) : this.limits.maxTotalMs;
+    return this.flows.get(flowId)?.budget.remainingMs() ?? this.limits.maxTotalMs;
   }
 
   finish(flowId: string | undefined): void {
