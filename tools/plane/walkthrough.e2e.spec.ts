@@ -13,6 +13,7 @@ import { descriptors, eventually, PUBLISHED_SERVERS, REPO_ROOT } from '@apphost/
  * shell; a marker printed after each one splits the output, so every step's reply is checked on its own.
  */
 const VANILLA = PUBLISHED_SERVERS.basicVanillaJs;
+const MONITOR = PUBLISHED_SERVERS.systemMonitor;
 
 /** The `sh` blocks of the README's walkthrough section, in order. */
 function walkthroughBlocks(): string[] {
@@ -59,7 +60,7 @@ async function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
 }
 
 describe('README walkthrough on the all-in-one plane', () => {
-  const [serverBlock, commandsBlock] = walkthroughBlocks();
+  const [serverBlock, commandsBlock, viewCallBlock] = walkthroughBlocks();
   let home: string;
   let env: Record<string, string>;
   let base: string;
@@ -89,9 +90,34 @@ describe('README walkthrough on the all-in-one plane', () => {
     fs.rmSync(home, { recursive: true, force: true });
   }, 40_000);
 
-  it('has the two shell blocks: the server and the commands', () => {
+  it('has the shell blocks: the server, the commands, and the View call', () => {
     expect(serverBlock).toMatch(/^npm start$/m);
     expect(commandsOf(commandsBlock).length).toBeGreaterThanOrEqual(10);
+    expect(commandsOf(viewCallBlock).length).toBeGreaterThanOrEqual(8);
+  });
+
+  it('writes the View call block against the documented routes: the monitor toolset, two View RPCs, the events with audience=all', () => {
+    expect(spawnSync('bash', ['-n', '-c', viewCallBlock], { encoding: 'utf8' })).toMatchObject({ status: 0, stderr: '' });
+    expect(serverBlock).toContain('"monitor":[{"toolsetId":"monitor"}]');
+    const toolset = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples/monitor-toolset.json'), 'utf8')) as {
+      connection: { command: string };
+      profileId: string;
+    };
+    expect(toolset).toMatchObject({ connection: { command: `node_modules/.bin/${MONITOR.bin}` }, profileId: 'demo' });
+    expect(fs.existsSync(path.join(REPO_ROOT, toolset.connection.command))).toBe(true);
+
+    const commands = commandsOf(viewCallBlock);
+    const rpc = commands.filter((c) => c.includes('$B/v1/views/$MVID/rpc'));
+    expect(rpc).toHaveLength(2);
+    for (const command of rpc) {
+      for (const header of ['-H "$H"', '-H "$J"', '-H "Origin: $B"', '-H "X-AppHost-View-Grant: $MG"']) expect(command).toContain(header);
+    }
+    const bodies = rpc.map((c) => JSON.parse(/-d '([^']*)'/.exec(c)?.[1] ?? 'null') as unknown);
+    expect(bodies).toEqual([
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: MONITOR.appOnlyTool, arguments: {} } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: VANILLA.uiTool, arguments: {} } },
+    ]);
+    expect(commands.filter((c) => c.includes('/v1/sessions/s2/events?appName=monitor')).map((c) => c.endsWith('&audience=all"'))).toEqual([false, true]);
   });
 
   it('profile, toolsets, session, catalog, a UI tool batch, the events, a confirmed call, an export and its audit row, the View', () => {

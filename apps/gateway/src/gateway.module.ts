@@ -10,6 +10,7 @@ import { ServicesController } from './services/services.controller';
 import { SessionsController } from './sessions/sessions.controller';
 import { ViewTokensController } from './sessions/view-tokens.controller';
 import { ToolBatchesController } from './tool-batches/tool-batches.controller';
+import { ViewRpcController } from './views/view-rpc.controller';
 import { ViewsController } from './views/views.controller';
 
 /** The gateway's own routes; the auth module (guards) is imported next to it by the service definition. */
@@ -30,6 +31,7 @@ export class GatewayModule {
         ToolBatchesController,
         ExportsController,
         ViewsController,
+        ViewRpcController,
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };

@@ -6,6 +6,7 @@ describeServiceConfig(gatewayService, 'apps/gateway/src/main.ts', { AUTH_MODE: '
 describeServiceConfig(gatewayService, 'apps/gateway/src/main.ts', {
   AUTH_ORIGIN_ALLOWLIST: 'ftp://files.example.com',
   GATEWAY_VIEW_TOKEN_SECRET: 'not base64!',
+  GATEWAY_VIEW_RPC_TIMEOUT_MS: '50',
 });
 describeServiceConfig(
   gatewayService,

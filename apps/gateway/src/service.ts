@@ -1,5 +1,7 @@
 import { defineService } from '@apphost/runtime';
-import { AuthModule, authConfig } from './auth';
+import { AuthModule } from './auth';
+import { gatewayConfig, VIEW_RPC_MAX_BODY_BYTES } from './gateway.config';
+import { VIEW_RPC_ROUTE, viewRpcBodyParser } from './views/view-rpc.body';
 import { GatewayModule } from './gateway.module';
 
 /** The only HTTP edge: authentication, the error envelope, and the v1 API. It keeps no state of its own. */
@@ -9,7 +11,7 @@ export const gatewayService = defineService({
   // Ready only while every service a route forwards to answers (sealed-result-store is reached only through them).
   routesTo: ['binding-registry', 'catalog-policy', 'lifecycle-store', 'governed-operations', 'export-audit'],
   defaultHttpPort: 8080,
-  config: authConfig,
+  config: gatewayConfig,
   imports: async (context) => {
     const auth = await AuthModule.fromConfig(context.config.auth, { bindHost: context.config.HTTP_HOST, viewTokenSecret: context.config.viewTokenSecret });
     if (auth.developmentProvider)
@@ -18,4 +20,6 @@ export const gatewayService = defineService({
       context.logger.warn('GATEWAY_VIEW_TOKEN_SECRET is unset: view tokens use a random per-process key, so no other gateway replica accepts them');
     return [auth.module, GatewayModule.register()];
   },
+  // Mounted before the JSON parser Nest adds at init: the View RPC reads its own body (up to the largest profile limit).
+  configureHttp: (app) => app.use(VIEW_RPC_ROUTE, viewRpcBodyParser(VIEW_RPC_MAX_BODY_BYTES)),
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts';
-import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
+import { createSessionBodySchema, EVENTS_AUDIENCES, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
 import { USER_ID_DESCRIPTION } from '../http/request-input';
 import { principalPaths } from '../principals/principals.openapi';
@@ -149,8 +149,19 @@ function sessionPaths(): Record<string, unknown> {
           userIdParam,
           { name: 'afterId', in: 'query', required: false, schema: { type: 'integer', minimum: 0 } },
           { name: 'limit', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 500 } },
+          {
+            name: 'audience',
+            in: 'query',
+            required: false,
+            description:
+              '`model` (default): what a model may see, without app audit events (`audience: "app_audit"`: one per View operation); `all`: every event, app audit events included. Another value is 400.',
+            schema: { type: 'string', enum: [...EVENTS_AUDIENCES], default: 'model' },
+          },
         ],
-        responses: { '200': { description: 'Events in id order; nextAfterId is null on the last page', ...ref('EventsPage') }, ...sessionErrors },
+        responses: {
+          '200': { description: 'Events in id order (app audit events only with audience=all); nextAfterId is null on the last page', ...ref('EventsPage') },
+          ...sessionErrors,
+        },
       },
     },
   };

@@ -129,6 +129,25 @@ describe('SessionsController (stubbed bus)', () => {
     bus.reply = () => ({ incarnation: 3, events: [], nextAfterId: null });
     const res = await call('GET', '/v1/sessions/s1/events?appName=dash&afterId=10&limit=5');
     expect(res).toEqual({ status: 200, body: { sessionId: 's1', appName: 'dash', userId: 'alice', incarnation: 3, events: [], nextAfterId: null } });
-    expect(bus.calls[0].payload).toEqual({ session: { tenant: 'acme', appName: 'dash', userId: 'alice', sessionId: 's1' }, afterId: 10, limit: 5 });
+    expect(bus.calls[0].payload).toEqual({
+      session: { tenant: 'acme', appName: 'dash', userId: 'alice', sessionId: 's1' },
+      afterId: 10,
+      limit: 5,
+      audience: 'model',
+    });
+  });
+
+  it('GET /v1/sessions/{id}/events leaves app audit events out unless ?audience=all; any other audience is 400', async () => {
+    bus.reply = () => ({ incarnation: 1, events: [], nextAfterId: null });
+    expect((await call('GET', '/v1/sessions/s1/events?appName=dash')).status).toBe(200);
+    expect((await call('GET', '/v1/sessions/s1/events?appName=dash&audience=model')).status).toBe(200);
+    expect((await call('GET', '/v1/sessions/s1/events?appName=dash&audience=all')).status).toBe(200);
+    expect(bus.calls.map((c) => c.payload.audience)).toEqual(['model', 'model', 'all']);
+    bus.calls.length = 0;
+    for (const audience of ['app_audit', 'ALL', '']) {
+      const res = await call('GET', `/v1/sessions/s1/events?appName=dash&audience=${audience}`);
+      expect(res).toMatchObject({ status: 400, body: { error: { code: 'INVALID_ARGUMENT' } } });
+    }
+    expect(bus.calls).toEqual([]);
   });
 });

@@ -56,7 +56,7 @@ export class SessionsController {
   async events(@CurrentPrincipal() principal: Principal, @Param('sessionId') sessionId: string, @Query() query: unknown) {
     const q = parseInput(eventsQuerySchema, query, 'query');
     const key = ownSessionKey(principal, q.appName, parseInput(sessionParamSchema, sessionId, 'session id'), q.userId);
-    const page = await this.bus.request(LifecycleListEvents, { session: key, afterId: q.afterId, limit: q.limit });
+    const page = await this.bus.request(LifecycleListEvents, { session: key, afterId: q.afterId, limit: q.limit, audience: q.audience });
     return {
       sessionId: key.sessionId,
       appName: key.appName,

@@ -14,12 +14,16 @@ export const createSessionBodySchema = z
 
 export const sessionQuerySchema = z.object({ appName: appNameSchema, userId: userIdSchema.optional() }).strict();
 
+export const EVENTS_AUDIENCES = ['model', 'all'] as const;
+
 export const eventsQuerySchema = z
   .object({
     appName: appNameSchema,
     userId: userIdSchema.optional(),
     afterId: z.coerce.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
     limit: z.coerce.number().int().min(1).max(500).optional(),
+    /** `model` (default): what a model may see, without app audit events; `all`: every event, app audit events too. */
+    audience: z.enum(EVENTS_AUDIENCES).default('model'),
   })
   .strict();
 

@@ -1,14 +1,11 @@
 import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import {
-  AppHostError,
   GovernedCloseView,
   GovernedGetView,
   GovernedOpenView,
-  GovernedReasons,
   GovernedRenewView,
   GovernedReplayView,
-  viewGrantSchema,
   type OpenViewResponse,
   type Principal,
   type ResponseOf,
@@ -16,6 +13,7 @@ import {
 } from '@apphost/contracts';
 import { BrowserRoute, CurrentPrincipal, RequireScopes, SCOPES } from '../auth';
 import { ownSessionKey, parseInput, viewCallerOf } from '../http/request-input';
+import { grantOf } from './view-grant';
 import {
   openViewBodySchema,
   renewViewBodySchema,
@@ -109,11 +107,4 @@ export class ViewsController {
     res.setHeader('Cache-Control', 'no-store');
     return replay;
   }
-}
-
-/** The grant header, checked for shape only (governed-operations compares it); any problem is the same 403, never echoing it. */
-function grantOf(header: string | undefined): string {
-  if (typeof header !== 'string' || !viewGrantSchema.safeParse(header).success)
-    throw new AppHostError('PERMISSION_DENIED', 'missing or malformed view grant', { details: GovernedReasons.details('VIEW_GRANT_INVALID') });
-  return header;
 }

@@ -6,6 +6,8 @@ import {
   replayViewBodySchema,
   replayViewReplySchema,
   viewResponseSchema,
+  viewRpcMessageDocSchema,
+  viewRpcResponseSchema,
   viewStateSchema,
 } from './views.schemas';
 
@@ -28,6 +30,51 @@ const userIdQuery = {
   description: "Defaults to the token's subject; another user only with scope delegate (else 404)",
   schema: { type: 'string' },
 };
+
+const grantHeader = (description: string, required: boolean) => ({
+  name: 'X-AppHost-View-Grant',
+  in: 'header',
+  required,
+  description,
+  schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
+});
+
+/** `POST /v1/views/{viewId}/rpc`: HTTP envelopes for authentication, Origin and grant; JSON-RPC for everything else. */
+function viewRpcPath(): Record<string, unknown> {
+  return {
+    post: {
+      summary:
+        'One JSON-RPC 2.0 message from the View (its MCP Apps bridge): a request (`tools/call`, `resources/read`, `ping`, `tools/list`, `resources/list`, `resources/templates/list`) answers 200 with the JSON-RPC response; a notification (`notifications/cancelled`, `notifications/message`, `ui/notifications/initialized`, `ui/notifications/size-changed`, `ui/notifications/request-teardown`) answers 202 with no body; a request the View cancelled (`notifications/cancelled` for its id) answers 204 with no body. Every operation is governed: admitted (structure, published schemas, size, rate, queue depth), re-checked immediately before any effect (session, View, grant, connection generation, binding, the tool’s `app` visibility on the View’s own server, resource policy), executed on the connection that made the View, its result validated, and audited (an `app_audit` event, excluded from model-facing reads). Only authentication, Origin and grant failures are HTTP errors; everything else — a malformed message, a batch array (-32600), an unknown method (-32601), a denied or failed operation — is a JSON-RPC error whose `error.data` carries AppHost’s `{ code, reason, retryable }` (the code table: `docs/view-rpc.md`). A body that is not one UTF-8 JSON value sent as `application/json` is the parse error (-32700, `data.reason` `RPC_INVALID_REQUEST`); the body may be up to 8 MiB (the profile’s `rpc.maxRequestBytes` applies, -32006 `RPC_REQUEST_TOO_LARGE`). The request deadline is GATEWAY_VIEW_RPC_TIMEOUT_MS (default 120 s; `x-apphost-timeout-ms` may shorten it). Answers are `Cache-Control: no-store`. ' +
+        originNote,
+      parameters: [
+        viewIdParam,
+        userIdQuery,
+        grantHeader('The View grant from the bootstrap (missing or malformed: 403 VIEW_GRANT_INVALID, never echoed)', true),
+        {
+          name: 'X-AppHost-User-Attested',
+          in: 'header',
+          required: false,
+          description: 'What the user confirmed on the host page, comma-separated: `message` (a `ui/message`). Another value is 400.',
+          schema: { type: 'string', example: 'message' },
+        },
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: json(viewRpcMessageDocSchema, 'input') } } },
+      responses: {
+        '200': ok('The JSON-RPC response: `result`, or `error` with `data: { code, reason, retryable }`', viewRpcResponseSchema),
+        '202': { description: 'A notification, accepted; no body' },
+        '204': { description: 'The View cancelled this request (`notifications/cancelled`); no JSON-RPC response, no body' },
+        '400': error('Invalid path, query or X-AppHost-User-Attested, or a malformed x-apphost-timeout-ms'),
+        ...viewErrors,
+        '403': error(
+          'The grant is missing, wrong or of another View (VIEW_GRANT_INVALID); the token lacks the view scope; the Origin is missing or not allowed',
+        ),
+        '404': error('No such View for this caller (another tenant’s, user’s or session’s View reads as absent)'),
+        '503': error('governed-operations is unavailable; nothing ran'),
+        '504': error('The request outlived its deadline (GATEWAY_VIEW_RPC_TIMEOUT_MS or x-apphost-timeout-ms)'),
+      },
+    },
+  };
+}
 
 /** The View routes (governed-operations behind them). */
 export function viewPaths(): Record<string, unknown> {
@@ -93,13 +140,7 @@ export function viewPaths(): Record<string, unknown> {
             schema: { type: 'string', pattern: '^vw-[0-9a-f]{32}:(renew|refresh|rerun)$' },
             description: '`<viewId>:renew`, `<viewId>:refresh` or `<viewId>:rerun`',
           },
-          {
-            name: 'X-AppHost-View-Grant',
-            in: 'header',
-            required: false,
-            description: 'The View grant (`:renew` only)',
-            schema: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$' },
-          },
+          grantHeader('The View grant (`:renew` only)', false),
         ],
         requestBody: {
           required: false,
@@ -127,5 +168,6 @@ export function viewPaths(): Record<string, unknown> {
         },
       },
     },
+    '/v1/views/{viewId}/rpc': viewRpcPath(),
   };
 }

@@ -4,9 +4,13 @@ import {
   GovernedRenewView,
   GovernedReplayView,
   hostContextInputSchema,
+  jsonRpcIdSchema,
+  jsonRpcResponseSchema,
   openViewResponseSchema,
   sessionIdSchema,
   userIdSchema,
+  VIEW_RPC_NOTIFICATIONS,
+  VIEW_RPC_REQUESTS,
   viewIdSchema,
   viewSnapshotSchema,
 } from '@apphost/contracts';
@@ -55,7 +59,37 @@ export const viewIdParamSchema = viewIdSchema;
 /** The header that carries a View's grant (a host-held secret: never logged, never in a URL). */
 export const VIEW_GRANT_HEADER = 'x-apphost-view-grant';
 
+/** What the user attested on the host page for a View RPC, comma-separated (`message`: the user confirmed a `ui/message`). */
+export const VIEW_ATTESTED_HEADER = 'x-apphost-user-attested';
+export const VIEW_ATTESTATIONS = ['message'] as const;
+export const viewAttestedHeaderSchema = z
+  .string()
+  .max(256)
+  .optional()
+  .transform((raw) => [
+    ...new Set(
+      (raw ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ])
+  .pipe(z.array(z.enum(VIEW_ATTESTATIONS)));
+
 export const viewResponseSchema = openViewResponseSchema;
 export const viewStateSchema = viewSnapshotSchema;
 export const renewViewReplySchema = GovernedRenewView.response;
 export const replayViewReplySchema = GovernedReplayView.response;
+
+/**
+ * The body of `POST /v1/views/{viewId}/rpc`, for the OpenAPI document only: the gateway forwards whatever JSON value
+ * arrives and governed-operations validates it (against the published MCP / MCP Apps schemas) as the View's message.
+ */
+export const viewRpcMessageDocSchema = z.object({
+  jsonrpc: z.literal('2.0'),
+  /** Present on a request (answered 200), absent on a notification (answered 202). */
+  id: jsonRpcIdSchema.optional(),
+  method: z.enum([...VIEW_RPC_REQUESTS, ...VIEW_RPC_NOTIFICATIONS]),
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+export const viewRpcResponseSchema = jsonRpcResponseSchema;
