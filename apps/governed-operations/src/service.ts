@@ -2,10 +2,12 @@ import type { CoordinationStore } from '@apphost/coordination';
 import { defineService, openCoordinationStore } from '@apphost/runtime';
 import { batchConfig } from './governed.config';
 import { GovernedOperationsModule } from './governed.module';
+import { viewRpcPortsProvider } from './view-rpc/view-rpc-ports';
 
 /**
  * governed-operations as a deployable unit: shared ephemeral state (confirmation permits) in Redis; model tool
- * batches (admission, confirmation, result pipeline, sealing, one appended event) over the bus (see README.md).
+ * batches (admission, confirmation, result pipeline, sealing, one appended event) and View operations (the View RPC,
+ * its ports wired in `view-rpc/view-rpc-ports.ts`) over the bus (see README.md).
  */
 export const governedOperationsService = defineService({
   name: 'governed-operations',
@@ -14,6 +16,7 @@ export const governedOperationsService = defineService({
   openStores: async (context) => [await openCoordinationStore(context)],
   imports: (context, stores) => {
     const [coordination] = stores as CoordinationStore[]; // openStores above opens exactly this one
-    return [GovernedOperationsModule.register(context.config, context.logger, coordination, context.config.INSTANCE_ID)];
+    const ports = viewRpcPortsProvider(context.config, context.logger, coordination);
+    return [GovernedOperationsModule.register(context.config, context.logger, coordination, context.config.INSTANCE_ID, ports)];
   },
 });
