@@ -5,7 +5,7 @@ import { JSON_RPC_CODE_BY_ERROR } from '@apphost/contracts';
 import { publishedPdf, publishedSystemMonitor, SAMPLE_PDF_PATH } from '@apphost/testing';
 import { fixtureSpec, matrixSpec, publishedSpec } from './catalog-harness';
 import { callsFile, executed, openView, resultOf, rpcErrorOf, startRpcPlane, structuredOf, type LiveView, type RpcPlane } from './view-rpc-harness';
-import { viewProfile } from './views-harness';
+import { VIEW_ORIGIN, viewProfile } from './views-harness';
 
 /**
  * The View RPC end to end (`POST /v1/views/{viewId}/rpc` through the real gateway and governed-operations, real
@@ -93,7 +93,7 @@ describe('View RPC in the plane', () => {
       const ping = { jsonrpc: '2.0', id: 1, method: 'ping', params: {} };
       const noBearer = await fetch(`${rpcPlane.plane.base}/v1/views/${view.viewId}/rpc`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', 'x-apphost-view-grant': view.grant },
+        headers: { origin: VIEW_ORIGIN, 'content-type': 'application/json', 'x-apphost-view-grant': view.grant },
         body: JSON.stringify(ping),
       });
       expect(noBearer.status).toBe(401);
