@@ -65,7 +65,7 @@ describe('View RPC audit events in the plane', () => {
       expect(resultOf(await rpc().call(view, 'start-session', { label: 'from-view' }, { key: 'k-audit' }))).toEqual(minted);
       expect(rpcErrorOf(await rpc().call(view, 'model-only')).data).toMatchObject({ reason: 'TOOL_NOT_APP_VISIBLE' });
       read = resultOf(await rpc().read(view, STATEFUL_NONCE_RESOURCE));
-      expect(rpcErrorOf(await rpc().read(view, 'ui://elsewhere/x.html')).data).toMatchObject({ reason: 'RESOURCE_POLICY_DENIED' });
+      expect(rpcErrorOf(await rpc().read(view, 'https://elsewhere.example/x.html')).data).toMatchObject({ reason: 'RESOURCE_POLICY_DENIED' });
       // Neither a malformed message nor a notification is an operation.
       expect(rpcErrorOf(await rpc().request(view, 'no/such-method', {})).code).toBe(-32601);
       expect((await rpc().notify(view, 'ui/notifications/size-changed', { width: 10, height: 10 })).status).toBe(202);
@@ -82,7 +82,7 @@ describe('View RPC audit events in the plane', () => {
         ['tools/call', 'start-session', 'executed', 'ok', null, true],
         ['tools/call', 'model-only', 'denied', 'PERMISSION_DENIED', 'TOOL_NOT_APP_VISIBLE', false],
         ['resources/read', STATEFUL_NONCE_RESOURCE, 'executed', 'ok', null, false],
-        ['resources/read', 'ui://elsewhere/x.html', 'denied', 'PERMISSION_DENIED', 'RESOURCE_POLICY_DENIED', false],
+        ['resources/read', 'https://elsewhere.example/x.html', 'denied', 'PERMISSION_DENIED', 'RESOURCE_POLICY_DENIED', false],
       ]);
       for (const { event, record } of ops) {
         expect(event).toMatchObject({ audience: 'app_audit', invocationOrigin: 'mcp_app', immediateCaller: 'app', incarnation: view.incarnation });
