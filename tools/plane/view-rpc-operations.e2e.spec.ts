@@ -194,6 +194,19 @@ describe('View RPC operations in the plane', () => {
     });
   });
 
+  describe('large results', () => {
+    it('a 3 MiB tools/call result and a 5 MiB read cross the bus in chunks and arrive intact', async () => {
+      const view = await live('roomy', 's-large');
+      const padBytes = 3 * 1024 * 1024;
+      const called = structuredOf(await rpc().call(view, 'start-session', { label: 'large', padBytes }));
+      expect((called.pad as string).length).toBe(padBytes);
+      expect(called.pad).toBe('p'.repeat(padBytes));
+      const bytes = 5 * 1024 * 1024;
+      const [item] = resultOf(await rpc().read(view, docs(`big/${bytes}`))).contents as Array<{ text: string }>;
+      expect(item.text).toBe('b'.repeat(bytes));
+    });
+  });
+
   describe('cancellation', () => {
     it('notifications/cancelled for a live id: 202; the pending POST answers 204 with no body; the server saw the cancel', async () => {
       const view = await live('ops', 's-cancel');
