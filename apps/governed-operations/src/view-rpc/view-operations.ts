@@ -68,12 +68,15 @@ export class ViewOperations {
     for (let rounds = 0; ; rounds++) {
       const left = Math.min(endAt, flowEndAt) - Date.now();
       if (left <= 0) throw roundsFailure(MCP_REASONS.inputRequiredTime, `the tool's rounds exceeded ${Math.min(timeoutMs, maxTotalMs)} ms`);
+      // The owner enforces the flow's caps itself (profile `limits.mrtr`), and only it can tell a cap that passed under
+      // a leg (INPUT_REQUIRED_TIME_EXCEEDED) from a call that timed out: give it the call's own time, not the flow's.
+      const callLeft = endAt - Date.now();
       const reply = await requestOnGeneration(
         this.bus,
         ConnCallTool,
         pass.generation,
-        { callId, name: tool.nativeName, arguments: args, timeoutMs: left, ...(continuation ? { continuation } : {}) },
-        { timeoutMs: left + CALL_REPLY_GRACE_MS },
+        { callId, name: tool.nativeName, arguments: args, timeoutMs: callLeft, ...(continuation ? { continuation } : {}) },
+        { timeoutMs: callLeft + CALL_REPLY_GRACE_MS },
       );
       if (reply.kind === 'complete') return this.validated(tool, reply.result);
       if (Object.keys(reply.inputRequests).length > 0)
