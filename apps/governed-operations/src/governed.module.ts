@@ -1,4 +1,4 @@
-import { Module, type DynamicModule, type Provider } from '@nestjs/common';
+import { Module, type DynamicModule, type FactoryProvider, type ValueProvider } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import type { CoordinationStore } from '@apphost/coordination';
 import { FAULT_POINTS, FaultPoints, type Logger } from '@apphost/runtime';
@@ -43,7 +43,7 @@ export class GovernedOperationsModule {
     logger: Logger,
     coordination: CoordinationStore,
     instanceId: string,
-    viewRpcPorts?: Provider<ViewRpcPorts> & { provide: typeof VIEW_RPC_PORTS },
+    viewRpcPorts?: (ValueProvider<ViewRpcPorts> | FactoryProvider<ViewRpcPorts>) & { provide: typeof VIEW_RPC_PORTS },
   ): DynamicModule {
     return {
       module: GovernedOperationsModule,

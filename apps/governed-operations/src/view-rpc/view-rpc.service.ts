@@ -30,6 +30,7 @@ import type {
   OperationTarget,
   ParsedViewMessage,
   RetainedOutcome,
+  RpcSlot,
   ViewContext,
   ViewRpcPorts,
 } from './ports';
@@ -127,7 +128,7 @@ export class ViewRpcService {
     } catch (error) {
       return { kind: 'response', response: jsonRpcError(message.id, error) };
     }
-    let slot: Awaited<ReturnType<ViewRpcPorts['limiter']['admit']>> | null = null;
+    let slot: RpcSlot | null = null;
     try {
       let operation: InFlightOperation;
       try {
@@ -154,6 +155,8 @@ export class ViewRpcService {
       if (target.kind === 'tool') admitArguments([{ arguments: target.arguments }]);
       pass = await this.barrier.check(ctx, target, caller);
     } catch (error) {
+      if (!(error instanceof AppHostError))
+        this.logger.error({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: the barrier failed');
       return denied(await this.goneIsRevoked(ctx, error));
     }
     const key = message.idempotencyKey;
