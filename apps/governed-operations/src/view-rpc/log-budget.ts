@@ -13,7 +13,7 @@ interface Window {
 /**
  * A per-View budget of log lines per minute, in this process, so a chatty View cannot flood the log. Over budget,
  * lines are dropped and counted: one warning when dropping starts, and the count once the minute is over (on the
- * View's next line).
+ * View's next line, or when the View is forgotten to make room).
  */
 export class LogBudget {
   private readonly windows = new Map<string, Window>();
@@ -42,12 +42,20 @@ export class LogBudget {
     const now = this.now();
     const current = this.windows.get(viewId);
     if (current && now - current.startedAt < WINDOW_MS) return current;
-    if (current?.dropped) this.logger.warn({ viewId, dropped: current.dropped, limit: this.linesPerMinute }, `${this.what} lines of a View dropped`);
-    // Re-inserted, so the map's order is least recently renewed first and eviction takes the longest-unseen View.
-    this.windows.delete(viewId);
-    if (this.windows.size >= MAX_TRACKED_VIEWS) this.windows.delete(this.windows.keys().next().value as string);
+    if (current) this.forget(viewId, current);
+    // Inserted anew, so the map's order is least recently renewed first and eviction takes the longest-unseen View.
+    if (this.windows.size >= MAX_TRACKED_VIEWS) {
+      const [oldest, window] = this.windows.entries().next().value as [string, Window];
+      this.forget(oldest, window);
+    }
     const fresh = { startedAt: now, used: 0, dropped: 0 };
     this.windows.set(viewId, fresh);
     return fresh;
+  }
+
+  /** Ends a View's window, reporting what it dropped. */
+  private forget(viewId: string, window: Window): void {
+    this.windows.delete(viewId);
+    if (window.dropped) this.logger.warn({ viewId, dropped: window.dropped, limit: this.linesPerMinute }, `${this.what} lines of a View dropped`);
   }
 }

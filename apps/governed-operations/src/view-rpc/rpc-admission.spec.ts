@@ -184,6 +184,12 @@ describe('RpcMessageAdmission.parse', () => {
       });
     });
 
+    it('bounds what a refusal repeats of a hostile message', async () => {
+      const hostile = Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`${'k'.repeat(10_000)}${i}`, i]));
+      const error = await expectAppError(() => parse({ ...request('ping'), ...hostile }));
+      expect(JSON.stringify(error.details).length).toBeLessThan(8 * 600);
+    });
+
     it('says where the params are malformed', async () => {
       const error = await expectAppError(() => parse(request('tools/call', { arguments: {} })));
       expect(error.details).toMatchObject({ method: 'tools/call', issues: [{ path: 'params.name' }] });

@@ -47,26 +47,40 @@ export class RpcLimiter implements RpcAdmission {
       { scope: 'session', key: `view-rpc:rate:session:${sessionDigestOf(session)}`, limit: policy.rpc.perSessionPerMinute },
     ];
     const now = this.clock();
-    const counted: string[] = [];
+    // Both windows at once (one round trip each, in parallel); a refusal by either gives the other's count back.
+    const outcomes = await Promise.allSettled(windows.map((window) => this.count(window, now)));
+    const counted = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+    const refused = outcomes.find((o) => o.status === 'rejected');
     try {
-      for (const window of windows) counted.push(await this.count(window, now));
+      if (refused) throw refused.reason;
       return await this.takeSlot(viewId, policy.rpc.queueDepth, slotTtlOf(profile));
     } catch (error) {
-      await Promise.all(counted.map((key) => this.store.increment(key, -1, WINDOW_TTL_MS).catch(() => undefined)));
+      await Promise.all(counted.map((key) => this.uncount(key)));
       throw error;
     }
+  }
+
+  /** Gives one count back; if the store cannot be reached the window simply ends with it counted. */
+  private uncount(key: string): Promise<unknown> {
+    return this.store.increment(key, -1, WINDOW_TTL_MS).catch(() => undefined);
   }
 
   /** Counts one request in the window's current minute, or refuses (its increment given back) when over the limit. */
   private async count({ scope, key, limit }: RateWindow, now: number): Promise<string> {
     const minute = Math.floor(now / WINDOW_MS);
     const currentKey = `${key}:${minute}`;
-    const [current, previousRaw] = await Promise.all([this.store.increment(currentKey, 1, WINDOW_TTL_MS), this.store.get(`${key}:${minute - 1}`)]);
-    const previous = Number(previousRaw ?? 0);
+    const [counted, read] = await Promise.allSettled([this.store.increment(currentKey, 1, WINDOW_TTL_MS), this.store.get(`${key}:${minute - 1}`)]);
+    if (counted.status === 'rejected') throw counted.reason;
+    const current = counted.value;
+    if (read.status === 'rejected') {
+      await this.uncount(currentKey);
+      throw read.reason;
+    }
+    const previous = Number(read.value ?? 0);
     const elapsedMs = now - minute * WINDOW_MS;
     // previous × (1 − elapsed/minute) + current ≤ limit, in whole numbers (no rounding at the boundary).
     if (previous * (WINDOW_MS - elapsedMs) + current * WINDOW_MS <= limit * WINDOW_MS) return currentKey;
-    await this.store.increment(currentKey, -1, WINDOW_TTL_MS).catch(() => undefined);
+    await this.uncount(currentKey);
     const retryAfterMs = retryAfterOf(previous, current - 1, limit, elapsedMs);
     throw new AppHostError('RESOURCE_EXHAUSTED', `more than ${limit} requests a minute for this ${scope}`, {
       retryable: true,

@@ -33,8 +33,9 @@ const PUBLISHED: Readonly<Record<ViewRpcRequestMethod | ViewRpcNotificationMetho
   'ui/notifications/request-teardown': McpUiRequestTeardownNotificationSchema,
 };
 
-/** At most this many schema issues travel in an error (a hostile message could produce thousands). */
+/** At most this many schema issues travel in an error, each cut to a bound (a hostile message could produce thousands). */
 const MAX_ISSUES = 8;
+const MAX_ISSUE_CHARS = 256;
 
 export type ParamsCheck = { ok: true; params: Record<string, unknown> } | { ok: false; issues: { path: string; message: string }[] };
 
@@ -47,5 +48,7 @@ export function checkParams(method: ViewRpcRequestMethod | ViewRpcNotificationMe
 
 /** The first few issues of a schema failure, as `{ path, message }`. */
 export function issuesOf(error: z.ZodError): { path: string; message: string }[] {
-  return describeIssues(error).slice(0, MAX_ISSUES);
+  return describeIssues(error)
+    .slice(0, MAX_ISSUES)
+    .map(({ path, message }) => ({ path: path.slice(0, MAX_ISSUE_CHARS), message: message.slice(0, MAX_ISSUE_CHARS) }));
 }

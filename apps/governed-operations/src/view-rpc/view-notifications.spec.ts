@@ -154,6 +154,13 @@ describe('ViewNotifications (real Redis View records)', () => {
       expect(await stored(view)).toEqual(view.record);
     });
 
+    it('bound what a View repeating request-teardown adds to the log', async () => {
+      const view = await opened();
+      for (let i = 0; i < 50; i++) await notifications.handle(viewContextOf(view, hostPage), 'ui/notifications/request-teardown', {});
+      expect(linesOf(view.record.viewId, 'view requested teardown')).toHaveLength(1);
+      expect(linesOf(view.record.viewId, 'duplicate request-teardown ignored')).toHaveLength(30);
+    });
+
     it('ignores a malformed size-changed with a log line', async () => {
       const view = await opened();
       await notifications.handle(viewContextOf(view), 'ui/notifications/size-changed', { width: 'wide' });

@@ -8,7 +8,7 @@ import { checkParams } from './rpc-schemas';
 
 type Method = Exclude<ViewRpcNotificationMethod, 'notifications/cancelled'>;
 
-/** Lines a View may add to this replica's log per minute: app log messages, and its lifecycle notifications. */
+/** Lines a View may add to this replica's log per minute: app log messages, and everything else it notifies. */
 const APP_LOG_LINES_PER_MINUTE = 60;
 const UI_EVENT_LINES_PER_MINUTE = 30;
 /** How much of an app log message's `data` (as JSON text) and `logger` a line keeps. */
@@ -102,11 +102,13 @@ export class ViewNotifications implements NotificationPort {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const current: StoredView | null = attempt === 0 ? view : await this.records.find(viewId);
       if (!current || current.record.viewGeneration !== viewGeneration || current.record.state !== 'ACTIVE') {
-        this.logger.info({ viewId, state: current?.record.state ?? null }, 'request-teardown of a View no longer live: ignored');
+        const state = current?.record.state ?? null;
+        this.uiEvents.log(viewId, () => this.logger.info({ viewId, state }, 'request-teardown of a View no longer live: ignored'));
         return;
       }
       if (current.record.teardownRequestedAt) {
-        this.logger.info({ viewId, teardownRequestedAt: current.record.teardownRequestedAt }, 'duplicate request-teardown ignored');
+        const { teardownRequestedAt } = current.record;
+        this.uiEvents.log(viewId, () => this.logger.info({ viewId, teardownRequestedAt }, 'duplicate request-teardown ignored'));
         // Under `accept` a live View with the request recorded is one whose first teardown did not finish: finish it.
         if (decision === 'accept') await this.teardown.end(viewId, 'TORN_DOWN');
         return;
