@@ -115,6 +115,11 @@ describe('AppAudit (real lifecycle-store and sealed-result-store processes, real
   afterAll(async () => {
     logs.stop();
     await pg?.end();
+    // This run's View counts (its own key prefix): leave nothing behind in the shared Redis.
+    for (const key of (await coordination?.keysWithPrefix('view-audit:')) ?? []) {
+      const value = await coordination.get(key);
+      if (value !== null) await coordination.compareAndDelete(key, value);
+    }
     await coordination?.close();
     await stores?.stop();
   }, 60_000);
@@ -253,6 +258,24 @@ describe('AppAudit (real lifecycle-store and sealed-result-store processes, real
     expect(summary.byOutcome['ok'] + operations.filter((r) => r.outcome === 'ok').length).toBe(calls - calls / 10);
     expect(summary.byDecision).toEqual({ executed: summary.count });
   }, 240_000);
+
+  it('two replicas serving concurrent calls of one View share the count: bounded, and every call counted exactly once', async () => {
+    const session = await newSession();
+    const max = 10;
+    const view = viewOf(session, { maxRecordsPerView: max });
+    const other = new AppAudit(stores.bus, sealed, coordination, testLogger('app-audit-2'), { timeoutMs: 10_000 });
+    const rounds = 100;
+    let peak = 0;
+    for (let round = 1; round <= rounds; round++) {
+      await Promise.all([audit.record(view, poll()), other.record(view, poll())]);
+      if (round % 10 === 0) peak = Math.max(peak, (await operationsOf(view)).length);
+    }
+    // Two calls in flight at once: a compaction may miss the one that raced it, never more.
+    expect(peak).toBeLessThanOrEqual(max + 2);
+    const all = (await events(session)).filter((e) => recordOf(e)?.viewId === view.view.record.viewId);
+    const summary = recordOf(all.find((e) => recordOf(e)?.kind === 'summary')!) as Extract<AppAuditRecord, { kind: 'summary' }>;
+    expect(summary.count + all.filter((e) => recordOf(e)?.kind === 'operation').length).toBe(2 * rounds);
+  }, 120_000);
 
   it('folds records older than maxAgeMs at the next append', async () => {
     const session = await newSession();
