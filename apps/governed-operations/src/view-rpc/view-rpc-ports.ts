@@ -1,4 +1,4 @@
-import type { Provider } from '@nestjs/common';
+import type { FactoryProvider } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import type { CoordinationStore } from '@apphost/coordination';
 import type { Logger } from '@apphost/runtime';
@@ -20,7 +20,7 @@ export function viewRpcPortsProvider(
   config: BatchConfig,
   logger: Logger,
   coordination: CoordinationStore,
-): Provider<ViewRpcPorts> & { provide: typeof VIEW_RPC_PORTS } {
+): FactoryProvider<ViewRpcPorts> & { provide: typeof VIEW_RPC_PORTS } {
   return {
     provide: VIEW_RPC_PORTS,
     useFactory: (bus: BusClient, records: ViewRecords, teardown: ViewTeardown): ViewRpcPorts => ({
