@@ -61,7 +61,7 @@ describe('View RPC barrier and idempotency in the plane', () => {
       profiles: {
         p1: base,
         'p-accept': { ...base, callbackPolicy: { ...base.callbackPolicy, requestTeardown: 'accept' } },
-        'p-short': { ...base, idempotency: { retentionMs: 1500 } },
+        'p-short': { ...base, idempotency: { retentionMs: 4000 } },
       },
       toolsets: {
         ...Object.fromEntries(SCENARIOS.map((name) => [name, nonce(name, name === 'accept' ? 'p-accept' : 'p1')])),
@@ -209,11 +209,11 @@ describe('View RPC barrier and idempotency in the plane', () => {
       expect(executed(calls.idem, STATEFUL_NONCE_RESOURCE, 'resources/read')).toBe(before + 1);
     });
 
-    it('an expired key executes again (profile retention 1.5 s)', async () => {
+    it('an expired key executes again (profile retention 4 s)', async () => {
       const short = await live('short', 's-short');
       const first = structuredOf(await rpc().call(short, 'start-session', {}, { key: 'k-expiring' }));
       expect(structuredOf(await rpc().call(short, 'start-session', {}, { key: 'k-expiring' }))).toEqual(first);
-      await sleep(2500);
+      await sleep(5000);
       const later = structuredOf(await rpc().call(short, 'start-session', {}, { key: 'k-expiring' }));
       expect(later.nonce).not.toBe(first.nonce);
       expect(executed(calls.short, 'start-session')).toBe(3); // initial, first use, after expiry
