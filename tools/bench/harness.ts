@@ -5,6 +5,7 @@ export interface Measurement {
   total: number;
   ops_s: number;
   p50_ms: number;
+  p95_ms: number;
   p99_ms: number;
 }
 
@@ -33,7 +34,7 @@ export async function runLoad(call: () => Promise<unknown>, total: number, infli
   await Promise.all(Array.from({ length: Math.min(inflight, total) }, worker));
   const seconds = (performance.now() - started) / 1000;
   latencies.sort();
-  return { total, ops_s: total / seconds, p50_ms: percentile(latencies, 0.5), p99_ms: percentile(latencies, 0.99) };
+  return { total, ops_s: total / seconds, p50_ms: percentile(latencies, 0.5), p95_ms: percentile(latencies, 0.95), p99_ms: percentile(latencies, 0.99) };
 }
 
 /** Nearest-rank percentile of an ascending array. */
