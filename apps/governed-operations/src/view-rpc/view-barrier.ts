@@ -159,7 +159,7 @@ function allowedUri(ctx: ViewContext, uri: string): string {
   } catch {
     // Not canonicalizable: matches no policy entry, denied below like any URI outside the policy.
   }
-  if (canonical !== null && matchResourcePolicy(resourcePolicyOf(ctx.profile, canonical), canonical)) return canonical;
+  if (canonical !== null && matchResourcePolicy(resourcePolicyOf(ctx.profile), canonical)) return canonical;
   throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', {
     details: CatalogReasons.details('RESOURCE_POLICY_DENIED', { uri: uri.slice(0, 2048) }),
   });

@@ -75,7 +75,7 @@ export class ViewOperations {
     const read = await this.peers.readResource({
       generation: pass.generation,
       uri,
-      policy: resourcePolicyOf(ctx.profile, uri),
+      policy: resourcePolicyOf(ctx.profile),
       limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },
     });
     return { contents: read.contents };
@@ -108,7 +108,7 @@ export function uriAllowed(profile: HostProfile, uri: string): boolean {
   } catch {
     return false;
   }
-  return matchResourcePolicy(resourcePolicyOf(profile, canonical), canonical);
+  return matchResourcePolicy(resourcePolicyOf(profile), canonical);
 }
 
 /**
@@ -128,7 +128,7 @@ export function templateAllowed(profile: HostProfile, uriTemplate: string): bool
   } catch {
     return false;
   }
-  const prefixesOnly = { ...resourcePolicyOf(profile, canonical), exact: [] };
+  const prefixesOnly = { ...resourcePolicyOf(profile), exact: [] };
   return schemeWide(profile, canonical) || matchResourcePolicy(prefixesOnly, canonical);
 }
 

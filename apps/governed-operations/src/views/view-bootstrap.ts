@@ -179,7 +179,7 @@ export class ViewBootstrap {
       .readResource({
         generation: { ...producer.generation },
         uri: descriptor.resourceUri,
-        policy: resourcePolicyOf(profile, descriptor.resourceUri),
+        policy: resourcePolicyOf(profile),
         limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },
       })
       .catch((error: unknown) => {

@@ -102,14 +102,8 @@ export function defaultPolicy(): ViewPolicy {
   return { ...VIEW_POLICY_DEFAULTS, replay: { tools: [], readOnlyHint: false } };
 }
 
-/**
- * The profile's resource policy as catalog-policy takes it. A prefix that is a bare scheme (`ui://`, "every ui://
- * resource") has no host and so matches nothing there: it admits the descriptor's own URI when that has the scheme.
- */
-export function resourcePolicyOf(profile: HostProfile, resourceUri: string): { exact: string[]; prefixes: string[] } {
+/** The profile's resource policy as catalog-policy takes it (a bare-scheme prefix such as `ui://` covers that scheme). */
+export function resourcePolicyOf(profile: HostProfile): { exact: string[]; prefixes: string[] } {
   const entries = profile.resourcePolicy.entries;
-  const exact = entries.filter((e) => e.match === 'exact').map((e) => e.uri);
-  const prefixes = entries.filter((e) => e.match === 'prefix').map((e) => e.uri);
-  const schemeWide = prefixes.some((p) => /^[a-z][a-z0-9+.-]*:\/\/$/i.test(p) && resourceUri.toLowerCase().startsWith(p.toLowerCase()));
-  return { exact: schemeWide ? [...exact, resourceUri] : exact, prefixes: prefixes.filter((p) => !/^[a-z][a-z0-9+.-]*:\/\/$/i.test(p)) };
+  return { exact: entries.filter((e) => e.match === 'exact').map((e) => e.uri), prefixes: entries.filter((e) => e.match === 'prefix').map((e) => e.uri) };
 }

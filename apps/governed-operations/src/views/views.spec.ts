@@ -323,16 +323,14 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
 describe('resourcePolicyOf', () => {
   const withEntries = (entries: HostProfile['resourcePolicy']['entries']) => ({ ...testProfile(), resourcePolicy: { revision: '1', entries } });
 
-  it('maps exact and prefix entries; a bare-scheme prefix admits the descriptor URI of that scheme only', () => {
-    expect(resourcePolicyOf(withEntries([{ match: 'prefix', uri: 'ui://' }]), 'ui://a/w.html')).toEqual({ exact: ['ui://a/w.html'], prefixes: [] });
-    expect(resourcePolicyOf(withEntries([{ match: 'prefix', uri: 'ui://' }]), 'file:///etc/passwd')).toEqual({ exact: [], prefixes: [] });
+  it('maps exact and prefix entries as they are (a bare-scheme prefix is matched by the policy library)', () => {
+    expect(resourcePolicyOf(withEntries([{ match: 'prefix', uri: 'ui://' }]))).toEqual({ exact: [], prefixes: ['ui://'] });
     expect(
       resourcePolicyOf(
         withEntries([
           { match: 'exact', uri: 'ui://a/x.html' },
           { match: 'prefix', uri: 'ui://b' },
         ]),
-        'ui://a/w.html',
       ),
     ).toEqual({ exact: ['ui://a/x.html'], prefixes: ['ui://b'] });
   });

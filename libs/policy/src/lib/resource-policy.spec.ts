@@ -34,3 +34,17 @@ describe('matchResourcePolicy', () => {
     expect(matchResourcePolicy({ prefixes: ['ui://apps.example/w/'] }, 'ui://apps.example/w-evil')).toBe(false);
   });
 });
+
+describe('matchResourcePolicy with a bare-scheme prefix', () => {
+  const policy = { prefixes: ['ui://'] };
+
+  it.each([
+    ['a ui:// resource', 'ui://apps.example/w/x', true],
+    ['another host of the scheme', 'UI://other/y', true],
+    ['another scheme', 'file:///etc/passwd', false],
+    ['a scheme that only starts alike', 'uix://a/b', false],
+    ['a URI that does not canonicalize', 'ui://a/%zz', false],
+  ])('%s → %s', (_name, uri, allowed) => {
+    expect(matchResourcePolicy(policy, uri)).toBe(allowed);
+  });
+});

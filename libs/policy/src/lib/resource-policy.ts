@@ -16,8 +16,12 @@ function tryCanonicalize(uri: string): string | undefined {
 /**
  * Deny by default. Both sides are canonicalized; a URI (or policy entry) that fails canonicalization never
  * matches. A prefix matches only on a path-segment boundary: `ui://a/w` covers `ui://a/w` and `ui://a/w/x`,
- * never `ui://a/w-evil`, and a prefix carrying a query never matches anything but itself.
+ * never `ui://a/w-evil`, and a prefix carrying a query never matches anything but itself. A prefix that is a bare
+ * scheme (`ui://`: "every ui:// resource") matches every canonical URI of that scheme.
  */
+/** `<scheme>://` and nothing else. */
+const BARE_SCHEME = /^([a-z][a-z0-9+.-]*):\/\/$/i;
+
 export function matchResourcePolicy(policy: ResourcePolicy, uri: string): boolean {
   const candidate = tryCanonicalize(uri);
   if (candidate === undefined) return false;
@@ -25,6 +29,8 @@ export function matchResourcePolicy(policy: ResourcePolicy, uri: string): boolea
     if (tryCanonicalize(entry) === candidate) return true;
   }
   for (const entry of policy.prefixes ?? []) {
+    const scheme = BARE_SCHEME.exec(entry)?.[1];
+    if (scheme !== undefined && candidate.toLowerCase().startsWith(`${scheme.toLowerCase()}://`)) return true;
     const prefix = tryCanonicalize(entry);
     if (prefix === undefined) continue;
     if (candidate === prefix) return true;
