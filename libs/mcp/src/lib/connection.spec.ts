@@ -337,6 +337,62 @@ describe('McpConnection: app-safe multi-round-trip (2026-07-28)', () => {
   }, 30_000);
 });
 
+describe('McpConnection: app-safe resources/read in rounds (2026-07-28)', () => {
+  const limits = { maxRounds: 4, maxTotalMs: 30_000 };
+  const docs = (path: string) => `ui://stateful-nonce/docs/${path}`;
+  /** The clock of `timed`: it moves only when a test moves it. */
+  const clock = { at: 1_000_000, now: () => clock.at, schedule: systemClock.schedule };
+  let c: McpConnection;
+  let timed: McpConnection;
+  const report = (read: Record<string, unknown>) => JSON.parse((read['contents'] as { text: string }[])[0].text) as Record<string, unknown>;
+  const readLegs = async (on: McpConnection = c) => (structured(await on.callTool({ name: 'whoami' })) as { readLegs: number }).readLegs;
+
+  beforeAll(async () => {
+    const modern = { target: fixtureTarget('stateful-nonce'), protocol: '2026-07-28' as const };
+    [c, timed] = await Promise.all([open({ ...modern, mrtr: limits }), open({ ...modern, mrtr: { maxRounds: 8, maxTotalMs: 1000 }, clock })]);
+  }, 60_000);
+
+  it('continues state-only rounds as one read: a fresh request id per leg, each requestState echoed byte for byte, no input responses', async () => {
+    const read = await c.readResource(docs('stepper/3'));
+    expect(read['resultType']).toBeUndefined();
+    const steps = report(read) as { legs: number; requestIds: unknown[]; echoedStates: string[] };
+    expect(steps).toMatchObject({ rounds: 3, legs: 4, exact: [true, true, true], inputResponseKeys: [] });
+    expect(new Set(steps.requestIds).size).toBe(4);
+    const flowId = /⟨(.+)⟩/.exec(steps.echoedStates[0])?.[1];
+    expect(steps.echoedStates).toEqual([1, 2, 3].map((round) => ` stepper ⟨${flowId}⟩ round=${round}/3  "e\u0301 é" \t✓ `));
+    expect(report(await c.readResource(docs('stepper/0')))).toMatchObject({ legs: 1, echoedStates: [] });
+  }, 30_000);
+
+  it('a read round that requests input fails closed, and no further leg is sent', async () => {
+    const before = await readLegs();
+    const error = await typedRejection(c.readResource(docs('ask')));
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED' } });
+    expect((await readLegs()) - before).toBe(1);
+  }, 30_000);
+
+  it('caps the rounds of a read: the round past maxRounds fails and no further leg is sent', async () => {
+    const before = await readLegs();
+    const error = await typedRejection(c.readResource(docs('stepper/6')));
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_ROUNDS_EXCEEDED' } });
+    expect((await readLegs()) - before).toBe(limits.maxRounds + 1);
+  }, 30_000);
+
+  it('caps the total time of a read on the connection clock: over it between legs fails before the next leg', async () => {
+    const read = timed.readResource(docs('stepper/slow'));
+    setTimeout(() => (clock.at += 1001), 50);
+    const error = await typedRejection(read);
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_TIME_EXCEEDED' } });
+    expect(await readLegs(timed)).toBe(1);
+  }, 30_000);
+
+  it('a full connection refuses a read that answers in rounds (it has no caller to hand them to)', async () => {
+    const full = await open({ target: fixtureTarget('stateful-nonce'), protocol: '2026-07-28', connectionClass: 'full', mrtr: limits });
+    const error = await typedRejection(full.readResource(docs('stepper/3')));
+    expect(error).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'INPUT_REQUIRED_DENIED', operation: 'resources/read' } });
+    expect(await readLegs(full)).toBe(1);
+  }, 30_000);
+});
+
 /** Polls until `probe` is true (test use only; libs/mcp may not import the testing kit's `eventually`). */
 async function eventually(probe: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

@@ -229,30 +229,46 @@ export class McpConnection {
     return { kind: 'complete', result };
   }
 
-  /** The app-safe loop: state-only rounds continue here; the caller's timeout bounds every leg together. */
-  private async callAppSafe(input: CallToolInput, options: CallToolOptions): Promise<CallToolOutcome> {
-    const deadline = this.clock.now() + (options.timeoutMs ?? this.defaultTimeout);
-    const budget = new MrtrBudget(this.options.mrtr ?? DEFAULT_MRTR_LIMITS, this.clock);
+  /** The app-safe loop of a call: state-only rounds continue here; the caller's timeout bounds every leg together. */
+  private callAppSafe(input: CallToolInput, options: CallToolOptions): Promise<CallToolOutcome> {
     const params: Record<string, unknown> = { name: input.name, arguments: input.arguments ?? {} };
-    let result = await this.sendCall(params, Math.max(1, deadline - this.clock.now()), options);
+    return this.appSafeRounds('tools/call', options.timeoutMs ?? this.defaultTimeout, options.signal, (leg, timeout) =>
+      this.sendCall(leg ? { ...params, ...leg } : params, timeout, options),
+    ).then((result) => ({ kind: 'complete', result }));
+  }
+
+  /**
+   * The app-safe round loop of `tools/call` and `resources/read` (2026-07-28: both may answer `input_required`): a
+   * round that requests input fails closed; a state-only round is continued — a fresh request per leg, `requestState`
+   * echoed byte for byte, no input responses — within one MrtrBudget (rounds, total time) and `timeoutMs` for every
+   * leg together, until a terminal result.
+   */
+  private async appSafeRounds(
+    operation: RoundOperation,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+    send: (leg: { inputResponses: Record<string, never>; requestState: string } | undefined, timeout: number) => Promise<Record<string, unknown>>,
+  ): Promise<Record<string, unknown>> {
+    const deadline = this.clock.now() + timeoutMs;
+    const budget = new MrtrBudget(this.options.mrtr ?? DEFAULT_MRTR_LIMITS, this.clock);
+    let result = await send(undefined, Math.max(1, deadline - this.clock.now()));
     while (isInputRound(result)) {
       const requestState = stateOnlyRequestState(result);
       budget.countRound();
       budget.assertTimeLeft();
-      if (options.signal?.aborted) throw callCancelled();
+      if (signal?.aborted) throw callCancelled();
       const callerLeft = deadline - this.clock.now();
-      if (callerLeft <= 0) throw callTimedOut();
+      if (callerLeft <= 0) throw legsTimedOut(operation);
       const cappedByFlow = budget.remainingMs() < callerLeft;
-      const leg = { ...params, inputResponses: {}, requestState };
       try {
-        result = await this.sendCall(leg, Math.min(callerLeft, budget.remainingMs()), options);
+        result = await send({ inputResponses: {}, requestState }, Math.min(callerLeft, budget.remainingMs()));
       } catch (error) {
-        // The flow's time ran out under a leg in flight: the server may have acted on it.
-        if (cappedByFlow && ConnectionReasons.of(error) === MCP_REASONS.timeout) throw flowTimedOutInLeg(budget.limits.maxTotalMs);
+        // The flow's time ran out under a leg in flight: for a call, the server may have acted on it.
+        if (cappedByFlow && ConnectionReasons.of(error) === MCP_REASONS.timeout) throw flowTimedOutInLeg(budget.limits, operation);
         throw error;
       }
     }
-    return { kind: 'complete', result };
+    return result;
   }
 
   /** One wire `tools/call` (a fresh request id); an `input_required` answer is returned as it came. */
@@ -290,10 +306,27 @@ export class McpConnection {
     }
   }
 
+  /**
+   * One `resources/read`, never from the SDK's cache. On an `app-safe` connection its 2026-07-28 rounds go through the
+   * same loop as `callTool` (state-only continued, an input request fails closed, the same MRTR caps) and `timeoutMs`
+   * bounds every leg together; on a `full` connection an `input_required` answer is refused (INPUT_REQUIRED_DENIED).
+   */
   async readResource(uri: string, timeoutMs?: number): Promise<Record<string, unknown>> {
     this.assertOpen('resources/read');
+    const timeout = timeoutMs ?? this.defaultTimeout;
+    if (this.connectionClass !== 'app-safe') return this.sendRead({ uri }, { timeout });
+    return this.appSafeRounds('resources/read', timeout, undefined, (leg, legTimeout) =>
+      this.sendRead(leg ? { uri, ...leg } : { uri }, { timeout: legTimeout, maxTotalTimeout: legTimeout, allowInputRequired: true }),
+    );
+  }
+
+  /** One wire `resources/read` (a fresh request id); with `allowInputRequired` an `input_required` answer is returned as it came. */
+  private async sendRead(
+    params: Record<string, unknown>,
+    options: { timeout: number; maxTotalTimeout?: number; allowInputRequired?: boolean },
+  ): Promise<Record<string, unknown>> {
     try {
-      return (await this.client.readResource({ uri }, { timeout: timeoutMs ?? this.defaultTimeout, cacheMode: 'bypass' })) as Record<string, unknown>;
+      return (await this.client.readResource(params as never, { ...options, cacheMode: 'bypass' })) as Record<string, unknown>;
     } catch (error) {
       throw toAppHostError(error, 'resources/read');
     }
@@ -343,15 +376,26 @@ function isInputRound(result: Record<string, unknown>): boolean {
 const callCancelled = () =>
   new AppHostError('FAILED_PRECONDITION', 'the tool call was cancelled', { details: ConnectionReasons.details(MCP_REASONS.cancelled) });
 
-const callTimedOut = () =>
-  new AppHostError('OUTCOME_UNKNOWN', 'tools/call timed out between input-request legs; the server may have acted', {
-    details: ConnectionReasons.details(MCP_REASONS.timeout, { operation: 'tools/call' }),
-  });
+type RoundOperation = 'tools/call' | 'resources/read';
 
-const flowTimedOutInLeg = (maxTotalMs: number) =>
-  new AppHostError('OUTCOME_UNKNOWN', `the input-request flow exceeded ${maxTotalMs} ms during a leg; the server may have acted`, {
-    details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime, { maxTotalMs, operation: 'tools/call' }),
-  });
+// As toAppHostError decides for one request: a call that timed out may have acted (OUTCOME_UNKNOWN); a read has not.
+const legsTimedOut = (operation: RoundOperation) =>
+  operation === 'tools/call'
+    ? new AppHostError('OUTCOME_UNKNOWN', 'tools/call timed out between input-request legs; the server may have acted', {
+        details: ConnectionReasons.details(MCP_REASONS.timeout, { operation }),
+      })
+    : new AppHostError('DEADLINE_EXCEEDED', `${operation} timed out between input-request legs`, {
+        details: ConnectionReasons.details(MCP_REASONS.timeout, { operation }),
+      });
+
+const flowTimedOutInLeg = (limits: MrtrLimits, operation: RoundOperation) =>
+  operation === 'tools/call'
+    ? new AppHostError('OUTCOME_UNKNOWN', `the input-request flow exceeded ${limits.maxTotalMs} ms during a leg; the server may have acted`, {
+        details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime, { maxTotalMs: limits.maxTotalMs, operation }),
+      })
+    : new AppHostError('FAILED_PRECONDITION', `the input-request flow of ${operation} exceeded ${limits.maxTotalMs} ms during a leg`, {
+        details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime, { maxTotalMs: limits.maxTotalMs, operation }),
+      });
 
 function createTransport(target: McpTarget): StdioClientTransport | StreamableHTTPClientTransport {
   if (target.kind === 'stdio') {
