@@ -138,11 +138,13 @@ export class LocalGenerations {
     const local = this.get(ref);
     local.inflight++;
     this.cancelIdle(local);
+    let handedOver = false;
     try {
       const connection = local.connection ?? (await local.opening);
+      handedOver = true;
       return await work(connection, local);
     } catch (error) {
-      if (connectionClosed(error) || local.ended) throw generationGone(ref.generationId, local.ended ?? 'TRANSPORT_CLOSED');
+      if (connectionClosed(error) || local.ended) throw generationGone(ref.generationId, local.ended ?? 'TRANSPORT_CLOSED', undefined, { inFlight: handedOver });
       throw error;
     } finally {
       local.inflight--;
