@@ -127,6 +127,8 @@ export const TOOLS: Record<
   },
   'model-only': { ui: false, visibility: ['model'], result: () => ({ content: [{ type: 'text', text: 'model only' }] }) },
   'app-broken': { ui: false, visibility: ['app'], result: () => ({ content: [] }) },
+  // Fails UNAVAILABLE after it ran (what the MCP client makes of an unknown error once the call may have been sent).
+  'app-unavailable': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'never' }] }) },
   // MRTR: `app-stepper {rounds, delayMs?}` answers `rounds` state-only rounds (each leg `delayMs` long), then how many it
   // saw echoed exactly; `app-ask` asks for input.
   'app-stepper': { ui: false, visibility: ['app'], result: () => ({ content: [{ type: 'text', text: 'stepped' }] }) },
@@ -491,6 +493,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         });
         await state.callGate;
         if (r.name === 'gone') throw new AppHostError('FAILED_PRECONDITION', 'generation gone', { details: { reason: 'CONNECTION_GENERATION_GONE' } });
+        if (r.name === 'app-unavailable') throw new AppHostError('UNAVAILABLE', 'the MCP server connection failed');
         if (r.name === 'app-ask') return { kind: 'input_required' as const, flowId: 'ask-1', round: 1, inputRequests: { q: { method: 'elicitation/create' } } };
         if (r.name === 'app-stepper') {
           if (typeof r.arguments['delayMs'] === 'number') await new Promise((resolve) => setTimeout(resolve, r.arguments['delayMs'] as number));

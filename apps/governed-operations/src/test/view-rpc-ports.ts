@@ -23,14 +23,20 @@ export interface RecordingPorts extends ViewRpcPorts {
     slots: { admitted: number; released: number };
     scopes: IdempotencyScope[];
   };
-  /** Knobs: the limiter refuses every request; the audit fails every record. */
-  refuse: { limiter: boolean; audit: boolean };
+  /**
+   * Knobs: the limiter refuses every request; the audit fails every record; a cancel is recorded for each request
+   * as it begins (one that won while the barrier ran); `complete` of an idempotency ticket fails that many times.
+   */
+  refuse: { limiter: boolean; audit: boolean; cancelOnBegin: boolean; completeFailures: number };
+  /** Runs as a retained outcome is handed out (what happens while a duplicate waits for an in-flight first use). */
+  hooks: { retained: (() => void) | null };
   reset(): void;
 }
 
 export function recordingPorts(): RecordingPorts {
   const seen: RecordingPorts['seen'] = { audit: [], notifications: [], cancels: [], slots: { admitted: 0, released: 0 }, scopes: [] };
-  const refuse = { limiter: false, audit: false };
+  const refuse = { limiter: false, audit: false, cancelOnBegin: false, completeFailures: 0 };
+  const hooks: RecordingPorts['hooks'] = { retained: null };
   const live = new Map<string, { cancelled: boolean }>();
   const keys = new Map<string, { identity: string; outcome: RetainedOutcome | null }>();
   let calls = 0;
@@ -38,13 +44,16 @@ export function recordingPorts(): RecordingPorts {
   return {
     seen,
     refuse,
+    hooks,
     reset: () => {
+      hooks.retained = null;
       seen.audit.length = 0;
       seen.notifications.length = 0;
       seen.cancels.length = 0;
       seen.scopes.length = 0;
       seen.slots.admitted = seen.slots.released = 0;
-      refuse.limiter = refuse.audit = false;
+      refuse.limiter = refuse.audit = refuse.cancelOnBegin = false;
+      refuse.completeFailures = 0;
       live.clear();
       keys.clear();
     },
@@ -68,10 +77,11 @@ export function recordingPorts(): RecordingPorts {
       begin: (view, id) => {
         const key = idKey(view.view.record.viewId, id);
         if (live.has(key)) return Promise.reject(new AppHostError('INVALID_ARGUMENT', 'id in use', { details: GovernedReasons.details('RPC_ID_IN_USE') }));
-        const entry = { cancelled: false };
+        const entry = { cancelled: refuse.cancelOnBegin };
         live.set(key, entry);
         return Promise.resolve({
           callId: `vc-${++calls}`,
+          cancelled: () => Promise.resolve(entry.cancelled),
           settle: () => {
             live.delete(key);
             return Promise.resolve(!entry.cancelled);
@@ -94,12 +104,16 @@ export function recordingPorts(): RecordingPorts {
           return Promise.reject(
             new AppHostError('CONFLICT', 'key used for another operation', { details: GovernedReasons.details('IDEMPOTENCY_KEY_CONFLICT') }),
           );
-        if (known?.outcome) return Promise.resolve({ kind: 'retained', outcome: known.outcome });
+        if (known?.outcome) {
+          hooks.retained?.();
+          return Promise.resolve({ kind: 'retained', outcome: known.outcome });
+        }
         const entry = { identity, outcome: null as RetainedOutcome | null };
         keys.set(name, entry);
         return Promise.resolve({
           kind: 'execute',
           complete: (outcome: RetainedOutcome) => {
+            if (refuse.completeFailures > 0 && refuse.completeFailures--) return Promise.reject(new AppHostError('UNAVAILABLE', 'the store is unavailable'));
             entry.outcome = outcome;
             return Promise.resolve();
           },

@@ -220,8 +220,11 @@ describe('InFlightOperations: first terminal outcome wins', () => {
   it('cancel first: settle answers false (no late response), repeatedly; a second cancel is ignored; the id is free', async () => {
     const view = viewOf();
     const op = await a.begin(view, 6, 'resources/read');
+    expect(await op.cancelled()).toBe(false);
     const started = Date.now();
     expect(await b.cancel(view, 6)).toBe(true);
+    // Read live right before dispatch: the replica running it sees the cancel another replica recorded.
+    expect(await op.cancelled()).toBe(true);
     // Nothing reached the owner under its call id yet: the notification is answered anyway, without waiting for it.
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(await a.cancel(view, 6)).toBe(false);

@@ -155,6 +155,10 @@ class LiveOperation implements InFlightOperation {
     return this.settled;
   }
 
+  async cancelled(): Promise<boolean> {
+    return (await this.store.get(this.key)) === valueOf({ ...this.live, state: 'cancelled' });
+  }
+
   private async finish(): Promise<boolean> {
     if (await this.store.compareAndDelete(this.key, valueOf(this.live))) return true;
     if (await this.store.compareAndDelete(this.key, valueOf({ ...this.live, state: 'cancelled' }))) return false;

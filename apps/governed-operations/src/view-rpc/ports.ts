@@ -89,7 +89,7 @@ export interface IdempotencyScope {
 
 export type IdempotencyTicket =
   /** First use of the key (or its record expired): run, then `complete` (or `abandon` when nothing ran). */
-  | { kind: 'execute'; complete(outcome: RetainedOutcome): Promise<void>; abandon(): Promise<void> }
+  | { kind: 'execute'; complete(outcome: RetainedOutcome, retentionMs?: number): Promise<void>; abandon(): Promise<void> }
   /** The key's one outcome (possibly after waiting for an in-flight first use): deliver it, run nothing. */
   | { kind: 'retained'; outcome: RetainedOutcome };
 
@@ -102,6 +102,8 @@ export interface InFlightOperation {
    * `notifications/cancelled` won (answer `cancelled`, never a late response). Releases the live id.
    */
   settle(): Promise<boolean>;
+  /** Whether a `notifications/cancelled` is recorded for it now (read live, right before dispatch: nothing then runs). */
+  cancelled(): Promise<boolean>;
 }
 
 /*

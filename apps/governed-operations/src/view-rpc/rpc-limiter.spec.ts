@@ -36,6 +36,8 @@ describe('RpcLimiter (real Redis, two replicas)', () => {
     await admitted(replicas[0], view);
     const refused = await expectAppError(replicas[1].admit(view), 'RESOURCE_EXHAUSTED', 'RPC_RATE_LIMITED');
     expect(refused.retryable).toBe(true);
+    // Refusals are counted per View (shared by the replicas), since the service does not audit them one by one.
+    expect(await replicas[0].refusals(view.view.record.viewId)).toBe(1);
     // 3 in this minute: a fourth fits once 3 × (1 − elapsed) + 1 ≤ 3 in the next one, at 20 s into it.
     expect(refused.details).toMatchObject({ scope: 'view', limit: 3, retryAfterMs: 70_000 });
 

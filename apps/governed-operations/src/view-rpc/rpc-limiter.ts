@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CoordinationStore } from '@apphost/coordination';
+import { MAX_TTL_MS, type CoordinationStore } from '@apphost/coordination';
 import { AppHostError, GovernedReasons, type HostProfile } from '@apphost/contracts';
 import { sessionDigestOf } from '../views/view-keys';
 import type { RpcAdmission, RpcSlot, ViewContext } from './ports';
@@ -10,6 +10,8 @@ import type { RpcAdmission, RpcSlot, ViewContext } from './ports';
  *   one clock minute (a counter that dies two minutes after its minute ended).
  * - `view-rpc:rate:message:<viewId>:<minute>`: `ui/message`s of one View (`MinuteWindows`, counted by `ViewMessages`).
  * - `view-rpc:queue:<viewId>`: the View's admitted, not yet released operations (slots, each with its own TTL).
+ * - `view-rpc:refused:<viewId>`: how many requests of the View the limiter refused (rate or queue depth); refusals are
+ *   counted here, not audited one by one (a flood of them would be a ledger write per request).
  */
 const WINDOW_MS = 60_000;
 /** A minute's counter is read while its minute is the current one and throughout the next (as the previous one). */
@@ -61,9 +63,21 @@ export class RpcLimiter implements RpcAdmission {
       if (refused) throw refused.reason;
       return await this.takeSlot(viewId, policy.rpc.queueDepth, slotTtlOf(profile));
     } catch (error) {
-      await Promise.all(counted.map((key) => this.windows.uncount(key)));
+      await Promise.all([...counted.map((key) => this.windows.uncount(key)), this.countRefusal(viewId, error)]);
       throw error;
     }
+  }
+
+  /** How many requests of the View were refused (within the counter's TTL, from its first refusal). */
+  async refusals(viewId: string): Promise<number> {
+    return Number((await this.store.get(`view-rpc:refused:${viewId}`)) ?? 0);
+  }
+
+  /** Best effort: a counter that cannot be written never turns a refusal into a store error. */
+  private countRefusal(viewId: string, error: unknown): Promise<unknown> {
+    const reason = error instanceof AppHostError ? error.details?.['reason'] : undefined;
+    if (reason !== 'RPC_RATE_LIMITED' && reason !== 'RPC_QUEUE_FULL') return Promise.resolve();
+    return this.store.increment(`view-rpc:refused:${viewId}`, 1, MAX_TTL_MS).catch(() => undefined);
   }
 
   private async takeSlot(viewId: string, queueDepth: number, ttlMs: number): Promise<RpcSlot> {

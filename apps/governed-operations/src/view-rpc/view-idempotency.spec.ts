@@ -90,9 +90,49 @@ describe('ViewIdempotency', () => {
     expect(await expectAppError(b.begin(scope, 'k', 'resources/read|ui://srv/other', HOUR, soon()))).toMatchObject(conflict);
     await first.complete(result(3));
     expect(await expectAppError(b.begin(scope, 'k', 'tools/call|srv|poll-system-stats|args-digest-2', HOUR, soon()))).toMatchObject(conflict);
-    // The key is unique only within its namespace: another View, generation or policy revision runs on its own.
-    for (const other of [scopeOf(), { ...scope, generationId: '00000000-0000-4000-8000-000000000002' }, { ...scope, policyRevision: 'p2' }])
+    // The key is unique only within its namespace: another View or generation runs on its own.
+    for (const other of [scopeOf(), { ...scope, generationId: '00000000-0000-4000-8000-000000000002' }])
       expect((await b.begin(other, 'k', POLL, HOUR, soon())).kind).toBe('execute');
+  });
+
+  it('a call and a read under one key meet: the policy revision is not part of the key, so they conflict', async () => {
+    const scope = scopeOf();
+    const READ = 'resources/read|ui://srv/doc';
+    await executing(await a.begin(scope, 'both', POLL, HOUR, soon())).complete(result(20));
+    // The service gives reads a policy revision and calls none: still one record, another identity.
+    await expectAppError(b.begin({ ...scope, policyRevision: '1/1' }, 'both', READ, HOUR, soon()), 'CONFLICT', 'IDEMPOTENCY_KEY_CONFLICT');
+    const read = executing(await b.begin({ ...scope, policyRevision: '1/1' }, 'read-first', READ, HOUR, soon()));
+    await expectAppError(a.begin(scope, 'read-first', POLL, HOUR, soon()), 'CONFLICT', 'IDEMPOTENCY_KEY_CONFLICT');
+    await read.complete(result(21));
+    await expectAppError(a.begin(scope, 'read-first', POLL, HOUR, soon()), 'CONFLICT', 'IDEMPOTENCY_KEY_CONFLICT');
+  });
+
+  it('an outcome retained under another policy revision is stale: the next use takes the key over and runs, once', async () => {
+    const scope = scopeOf({ policyRevision: '1/1' });
+    const READ = 'resources/read|ui://srv/doc';
+    await executing(await a.begin(scope, 'r', READ, HOUR, soon())).complete(result(22));
+    expect(await b.begin(scope, 'r', READ, HOUR, soon())).toEqual({ kind: 'retained', outcome: result(22) });
+    const revised = { ...scope, policyRevision: '2/1' };
+    // Two replicas find the stale outcome at once: one takes it over (compare-and-set) and runs, the other waits for it.
+    const answers: IdempotencyTicket[] = [];
+    const begins = [a, b].map((replica) => replica.begin(revised, 'r', READ, HOUR, soon()).then((t) => (answers.push(t), t)));
+    const first = executing(await eventually(async () => answers.find((t) => t.kind === 'execute'), 10_000, 5));
+    await sleep(100);
+    expect(answers).toHaveLength(1);
+    await first.complete(result(23));
+    expect((await Promise.all(begins)).map((t) => t.kind).sort()).toEqual(['execute', 'retained']);
+    expect(await b.begin(revised, 'r', READ, HOUR, soon())).toEqual({ kind: 'retained', outcome: result(23) });
+  });
+
+  it('an outcome can be retained shorter than the profile says (a read ttlMs), or not at all (0)', async () => {
+    const scope = scopeOf({ policyRevision: '1/1' });
+    const READ = 'resources/read|ui://srv/doc';
+    await executing(await a.begin(scope, 'ttl0', READ, HOUR, soon())).complete(result(24), 0);
+    const again = executing(await b.begin(scope, 'ttl0', READ, HOUR, soon()));
+    await again.complete(result(25), 300);
+    expect(await a.begin(scope, 'ttl0', READ, HOUR, soon())).toEqual({ kind: 'retained', outcome: result(25) });
+    await sleep(400);
+    expect((await a.begin(scope, 'ttl0', READ, HOUR, soon())).kind).toBe('execute');
   });
 
   it('an expired outcome is forgotten: the key runs again', async () => {

@@ -19,12 +19,26 @@ const retainedOutcomeSchema = z.discriminatedUnion('kind', [
   z.strictObject({ kind: z.literal('result'), result: z.record(z.string(), z.unknown()) }),
   z.strictObject({ kind: z.literal('error'), error: errorEnvelopeSchema }),
 ]);
+/** The scope's policy revision the outcome was produced under (reads); an outcome of another revision is stale. */
+const policyRevisionSchema = z.string().max(256).nullable();
 const idempotencyRecordSchema = z.discriminatedUnion('state', [
   /** The first use runs now, on the replica holding `owner`. */
-  z.strictObject({ v: z.literal(1), state: z.literal('in-flight'), identity: digestSchema, owner: z.string().regex(/^[0-9a-f]{32}$/) }),
-  z.strictObject({ v: z.literal(1), state: z.literal('complete'), identity: digestSchema, outcome: retainedOutcomeSchema }),
+  z.strictObject({
+    v: z.literal(2),
+    state: z.literal('in-flight'),
+    identity: digestSchema,
+    policyRevision: policyRevisionSchema,
+    owner: z.string().regex(/^[0-9a-f]{32}$/),
+  }),
+  z.strictObject({
+    v: z.literal(2),
+    state: z.literal('complete'),
+    identity: digestSchema,
+    policyRevision: policyRevisionSchema,
+    outcome: retainedOutcomeSchema,
+  }),
   /** It ran, but its outcome (`length` characters as stored) did not fit the store: never run again, never answered. */
-  z.strictObject({ v: z.literal(1), state: z.literal('not-retained'), identity: digestSchema, length: z.number().int() }),
+  z.strictObject({ v: z.literal(2), state: z.literal('not-retained'), identity: digestSchema, policyRevision: policyRevisionSchema, length: z.number().int() }),
 ]);
 type IdempotencyRecord = z.infer<typeof idempotencyRecordSchema>;
 
@@ -32,9 +46,11 @@ const retentionSchema = z.number().int().positive();
 
 /**
  * Retained outcomes of View `tools/call` / `resources/read` by idempotency key, in the coordination store (shared by
- * replicas) under `view-rpc-idem:<digest of the whole scope and the key>`: no principal data appears in a key, and the
- * operation identity is kept only as a digest. The first use claims the key (set-if-absent) and runs; a duplicate
- * with the same identity waits for its outcome and never runs; one with another identity is a conflict.
+ * replicas) under `view-rpc-idem:<digest of the scope (less its policy revision) and the key>`: no principal data appears in a
+ * key, and the operation identity is kept only as a digest. The first use claims the key (set-if-absent) and runs; a
+ * duplicate with the same identity waits for its outcome and never runs; one with another identity (a call and a read
+ * under one key too) is a conflict. The policy revision is kept in the record: an outcome retained under another
+ * revision is stale, and the use that finds it takes the key over (compare-and-set) and runs.
  *
  * The claim lasts until the operation's deadline plus a margin. A replica that dies mid-operation leaves its claim to
  * lapse, and the key then runs again: the RFC allows re-execution after process loss (the outcome was never
@@ -53,13 +69,15 @@ export class ViewIdempotency implements IdempotencyPort {
   async begin(scope: IdempotencyScope, key: string, identity: string, retentionMs: number, deadlineAt: number): Promise<IdempotencyTicket> {
     const retention = retentionSchema.safeParse(retentionMs);
     if (!retention.success) throw invalidArgument('retentionMs', retention.error);
-    const recordKey = `view-rpc-idem:${sha256(canonicalize({ scope, key }))}`;
+    // The policy revision is not part of the key: a call and a read under one key must meet (and conflict).
+    const { policyRevision, ...namespace } = scope;
+    const recordKey = `view-rpc-idem:${sha256(canonicalize({ scope: namespace, key }))}`;
     const identityDigest = sha256(identity);
-    const claim = valueOf({ v: 1, state: 'in-flight', identity: identityDigest, owner: randomBytes(16).toString('hex') });
+    const claim = valueOf({ v: 2, state: 'in-flight', identity: identityDigest, policyRevision, owner: randomBytes(16).toString('hex') });
+    const firstUse = () => new FirstUse(this.store, recordKey, claim, identityDigest, policyRevision, Math.min(retention.data, MAX_TTL_MS)).ticket();
     for (let pause = this.options.pollMs.first; ;) {
       const claimTtl = Math.min(Math.max(deadlineAt - Date.now(), 1) + this.options.claimMarginMs, MAX_TTL_MS);
-      if (await this.store.setIfAbsent(recordKey, claim, claimTtl))
-        return new FirstUse(this.store, recordKey, claim, identityDigest, Math.min(retention.data, MAX_TTL_MS)).ticket();
+      if (await this.store.setIfAbsent(recordKey, claim, claimTtl)) return firstUse();
       const raw = await this.store.get(recordKey);
       // Null: the record lapsed between the two reads; claim it again.
       if (raw === null) continue;
@@ -68,6 +86,11 @@ export class ViewIdempotency implements IdempotencyPort {
         throw new AppHostError('CONFLICT', 'the idempotency key was used for a different operation', {
           details: GovernedReasons.details('IDEMPOTENCY_KEY_CONFLICT'),
         });
+      // An outcome of another policy revision is stale: taken over (only as it was read) and run again.
+      if (record.state !== 'in-flight' && record.policyRevision !== policyRevision) {
+        if (await this.store.compareAndSet(recordKey, raw, claim, claimTtl)) return firstUse();
+        continue;
+      }
       if (record.state === 'complete') return { kind: 'retained', outcome: record.outcome };
       if (record.state === 'not-retained')
         throw new AppHostError(
@@ -98,19 +121,24 @@ class FirstUse {
     private readonly key: string,
     private readonly claim: string,
     private readonly identity: string,
+    private readonly policyRevision: string | null,
     private readonly retentionMs: number,
   ) {}
 
   ticket(): IdempotencyTicket {
-    return { kind: 'execute', complete: (outcome) => this.complete(outcome), abandon: () => this.abandon() };
+    return { kind: 'execute', complete: (outcome, retentionMs) => this.complete(outcome, retentionMs), abandon: () => this.abandon() };
   }
 
-  private async complete(outcome: RetainedOutcome): Promise<void> {
+  /** `retentionMs`: a shorter retention for this outcome (a read's `ttlMs`); 0 retains nothing (the key is free again). */
+  private async complete(outcome: RetainedOutcome, retentionMs?: number): Promise<void> {
     if (this.done) return;
-    let value = valueOf({ v: 1, state: 'complete', identity: this.identity, outcome });
-    if (value.length > MAX_VALUE_LENGTH) value = valueOf({ v: 1, state: 'not-retained', identity: this.identity, length: value.length });
+    if (retentionMs !== undefined && !(retentionMs > 0)) return this.abandon();
+    const retention = Math.max(1, Math.min(this.retentionMs, Math.floor(retentionMs ?? this.retentionMs)));
+    const { identity, policyRevision } = this;
+    let value = valueOf({ v: 2, state: 'complete', identity, policyRevision, outcome });
+    if (value.length > MAX_VALUE_LENGTH) value = valueOf({ v: 2, state: 'not-retained', identity, policyRevision, length: value.length });
     // A claim that lapsed while the operation ran is recorded anyway unless another use has claimed the key since.
-    if (!(await this.store.compareAndSet(this.key, this.claim, value, this.retentionMs))) await this.store.setIfAbsent(this.key, value, this.retentionMs);
+    if (!(await this.store.compareAndSet(this.key, this.claim, value, retention))) await this.store.setIfAbsent(this.key, value, retention);
     this.done = true;
   }
 

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
-import { RequestContexts } from '@apphost/bus';
+import { isNoResponders, RequestContexts } from '@apphost/bus';
 import { canonicalize } from '@apphost/canonical-json';
 import {
   AppHostError,
+  ConnectionReasons,
   GovernedReasons,
   jsonRpcIdSchema,
   viewPolicyOf,
@@ -12,6 +13,7 @@ import {
   type ParsedRequestOf,
   type ResponseOf,
   type ViewCaller,
+  type ViewRevocationReason,
 } from '@apphost/contracts';
 import { admitArguments } from '@apphost/policy';
 import type { Logger } from '@apphost/runtime';
@@ -21,7 +23,7 @@ import { ViewMessages } from '../conversation/view-messages';
 import { BATCH_LOGGER, VIEW_RPC_PORTS } from '../governed.tokens';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { assertOpenersGrant, findVisible } from '../views/view-access';
-import { revokedError } from '../views/view-checks';
+import { revocationReasonOf, revokedError } from '../views/view-checks';
 import { isGenerationGone, ViewCollaborators } from '../views/view-collaborators';
 import { ViewRecords } from '../views/view-records';
 import { envelopeOf, idOfRejected, jsonRpcError, jsonRpcErrorOf, jsonRpcResult } from './json-rpc';
@@ -29,6 +31,7 @@ import type {
   AuditEntry,
   BarrierPass,
   IdempotencyScope,
+  IdempotencyTicket,
   InFlightOperation,
   OperationTarget,
   ParsedViewMessage,
@@ -46,6 +49,9 @@ type Answer = ResponseOf<typeof GovernedViewRpc>;
 
 /** What the deadline keeps back from a tool call's timeout: the audit record and the settle that follow it. */
 const DEADLINE_RESERVE_MS = 500;
+
+/** Pause between attempts to record an idempotent outcome (within the deadline reserve). */
+const COMPLETE_RETRY_MS = 50;
 
 /** How one request ended, before it is answered: its outcome and what the audit record says of it. */
 interface Done {
@@ -141,10 +147,17 @@ export class ViewRpcService {
         operation = await this.ports.inFlight.begin(ctx, message.id, message.method);
       } catch (error) {
         const done = denied(error);
-        await this.audit(ctx, message, target, done, true, started);
+        // A refusal of the limiter is never written to the ledger one by one (a flood would be a ledger write per
+        // request): the limiter counts it per View, and it is logged.
+        if (isRateRefusal(error))
+          this.logger.info(
+            { viewId: ctx.view.record.viewId, reason: reasonOf(done.outcome.kind === 'error' ? done.outcome.error : null) },
+            'view rpc: refused by the limiter',
+          );
+        else await this.audit(ctx, message, target, done, true, started);
         return { kind: 'response', response: responseOf(message, done.outcome) };
       }
-      const done = await this.run(ctx, message, target, operation, caller, attested);
+      const done = await this.stillLive(ctx, await this.run(ctx, message, target, operation, caller, attested));
       const delivered = await this.settle(ctx, operation);
       await this.audit(ctx, message, target, done, delivered, started);
       return delivered ? { kind: 'response', response: responseOf(message, done.outcome) } : { kind: 'cancelled' };
@@ -186,15 +199,65 @@ export class ViewRpcService {
     } catch (error) {
       return denied(error, pass);
     }
-    if (ticket.kind === 'retained') return { outcome: ticket.outcome, decision: 'executed', replayed: true, pass, seal: null };
-    const { done, ranNothing } = await this.execute(ctx, message, target, pass, operation, caller);
-    try {
-      await (ranNothing ? ticket.abandon() : ticket.complete(done.outcome));
-    } catch (error) {
-      // The outcome is delivered all the same; a retry with the key finds the first use unfinished (or expired).
-      this.logger.warn({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: recording the idempotent outcome failed');
+    if (ticket.kind === 'retained') {
+      // The wait for an in-flight first use may have lasted up to the deadline: the View is asked again before delivery.
+      try {
+        await this.barrier.check(ctx, target, caller);
+      } catch (error) {
+        return denied(await this.goneIsRevoked(ctx, error), pass);
+      }
+      return { outcome: ticket.outcome, decision: 'executed', replayed: true, pass, seal: null };
     }
+    const { done, ranNothing } = await this.execute(ctx, message, target, pass, operation, caller);
+    await this.finish(ctx, ticket, ranNothing ? null : done.outcome, target.kind === 'read' ? readTtlOf(done.outcome) : undefined);
     return done;
+  }
+
+  /**
+   * Records the idempotent outcome (null: nothing ran, the key is free again), retried until the deadline reserve is
+   * spent: a claim left to lapse would let the next use of the key run again.
+   */
+  private async finish(
+    ctx: ViewContext,
+    ticket: Extract<IdempotencyTicket, { kind: 'execute' }>,
+    outcome: RetainedOutcome | null,
+    retentionMs: number | undefined,
+  ): Promise<void> {
+    const until = Date.now() + Math.min(DEADLINE_RESERVE_MS / 2, Math.max(0, (RequestContexts.remainingMs() ?? DEADLINE_RESERVE_MS) - DEADLINE_RESERVE_MS / 2));
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await (outcome === null ? ticket.abandon() : ticket.complete(outcome, retentionMs));
+      } catch (error) {
+        if (Date.now() + COMPLETE_RETRY_MS > until) {
+          // The outcome is delivered all the same; a retry with the key finds the first use unfinished (or expired).
+          this.logger.warn({ viewId: ctx.view.record.viewId, attempt, error: describeFailure(error) }, 'view rpc: recording the idempotent outcome failed');
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, COMPLETE_RETRY_MS));
+      }
+    }
+  }
+
+  /**
+   * A result is delivered only to a View still live as it passed the barrier: a teardown or revocation while the
+   * operation ran turns it into VIEW_REVOKED (nothing sealed; the audit says why).
+   */
+  private async stillLive(ctx: ViewContext, done: Done): Promise<Done> {
+    if (done.outcome.kind !== 'result') return done;
+    const opened = ctx.view.record;
+    let reason: ViewRevocationReason | null;
+    try {
+      const record = (await this.records.find(opened.viewId))?.record;
+      const same =
+        record?.state === 'ACTIVE' && record.grantDigest === opened.grantDigest && record.generation?.generationId === opened.generation?.generationId;
+      reason = same ? null : record ? revocationReasonOf(record) : 'TORN_DOWN';
+    } catch (error) {
+      // Unknown: the result is delivered (the barrier passed; a failing read of the record is no revocation).
+      this.logger.warn({ viewId: opened.viewId, error: describeFailure(error) }, 'view rpc: re-reading the view before delivery failed');
+      return done;
+    }
+    if (reason === null) return done;
+    return { ...done, outcome: { kind: 'error', error: envelopeOf(revokedError(reason)) }, seal: null };
   }
 
   /** The operation on the View's generation. `ranNothing`: it never reached the server (an idempotency key stays free). */
@@ -206,12 +269,19 @@ export class ViewRpcService {
     operation: InFlightOperation,
     caller: ViewCaller,
   ): Promise<{ done: Done; ranNothing: boolean }> {
+    // A cancel that won while the barrier ran: nothing is dispatched (the settle answers `cancelled`).
+    if (await this.cancelledBeforeDispatch(ctx, operation)) {
+      const error = new AppHostError('FAILED_PRECONDITION', 'the request was cancelled before it ran', { details: ConnectionReasons.details('CANCELLED') });
+      return { done: denied(error, pass), ranNothing: true };
+    }
     try {
       const result = await this.dispatch(ctx, message, target, pass, operation, caller);
       const seal = target.kind === 'tool' && pass.tool?.resourceUri ? { tool: pass.tool, arguments: target.arguments, result } : null;
       return { done: { outcome: { kind: 'result', result }, decision: 'executed', replayed: false, pass, seal }, ranNothing: false };
     } catch (error) {
-      const ranNothing = isGenerationGone(error) || (error instanceof AppHostError && (error.code === 'UNAVAILABLE' || isStaleContext(error)));
+      // Only what certainly reached no server frees the key: any other failure (an UNAVAILABLE the MCP client made of
+      // an unknown error, possibly after sending) is the key's outcome.
+      const ranNothing = isGenerationGone(error) || notSent(error) || (error instanceof AppHostError && isStaleContext(error));
       if (!(error instanceof AppHostError)) this.logger.error({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: operation failed');
       const outcome = { kind: 'error' as const, error: envelopeOf(await this.goneIsRevoked(ctx, error)) };
       return { done: { outcome, decision: ranNothing ? 'denied' : 'executed', replayed: false, pass, seal: null }, ranNothing };
@@ -248,6 +318,16 @@ export class ViewRpcService {
       case 'ui/message':
         if (target.kind !== 'message') throw new AppHostError('INTERNAL', 'a ui/message passed the barrier without its content');
         return this.messages.deliver(ctx, pass, target, caller);
+    }
+  }
+
+  /** Whether a cancel is recorded for the request already (read live; a failing read dispatches: the settle still decides). */
+  private async cancelledBeforeDispatch(ctx: ViewContext, operation: InFlightOperation): Promise<boolean> {
+    try {
+      return await operation.cancelled();
+    } catch (error) {
+      this.logger.warn({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: reading the live request before dispatch failed');
+      return false;
     }
   }
 
@@ -326,6 +406,28 @@ function isNotification(message: unknown): boolean {
     typeof (message as Record<string, unknown>)['method'] === 'string' &&
     !('id' in message)
   );
+}
+
+/**
+ * How long a read's result may be kept: the server's `ttlMs` (a top-level result member, as the MCP SDK's cache hints
+ * put it; 0: not at all). Undefined without one (the profile's retention).
+ */
+function readTtlOf(outcome: RetainedOutcome): number | undefined {
+  const ttl = outcome.kind === 'result' ? outcome.result['ttlMs'] : undefined;
+  return typeof ttl === 'number' && Number.isFinite(ttl) && ttl >= 0 ? ttl : undefined;
+}
+
+/** The bus says the request was never sent, or nothing served it: it reached no server. */
+function notSent(error: unknown): boolean {
+  if (isNoResponders(error)) return true;
+  const transport = error instanceof AppHostError && error.code === 'UNAVAILABLE' ? error.details?.['transport'] : undefined;
+  return transport === 'disconnected' || transport === 'closed';
+}
+
+/** The limiter's refusals (rate, queue depth): counted and logged, not audited one by one. */
+function isRateRefusal(error: unknown): boolean {
+  const reason = error instanceof AppHostError ? error.details?.['reason'] : undefined;
+  return reason === 'RPC_RATE_LIMITED' || reason === 'RPC_QUEUE_FULL';
 }
 
 /** A model-context commit that lost to a teardown or a newer update: nothing changed (audited as denied). */

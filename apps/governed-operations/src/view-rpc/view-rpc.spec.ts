@@ -260,7 +260,7 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
       expect(ports.seen.audit).toMatchObject([{ method: 'resources/read', uri: 'file:///etc/passwd', decision: 'denied' }]);
     });
 
-    it('rate limits refuse before anything runs (audited as a denial)', async () => {
+    it('rate limits refuse before anything runs (counted by the limiter and logged, not audited one by one)', async () => {
       const view = await newView();
       ports.refuse.limiter = true;
       const error = errorOf(await call(view, 1, 'app-poll', { n: 1 }));
@@ -269,7 +269,19 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
         data: { code: 'RESOURCE_EXHAUSTED', reason: 'RPC_RATE_LIMITED', retryable: true },
       });
       expect(toolCalls()).toEqual([]);
-      expect(ports.seen.audit).toMatchObject([{ decision: 'denied', reason: 'RPC_RATE_LIMITED' }]);
+      expect(ports.seen.audit).toEqual([]);
+    });
+
+    it('a View torn down while its call ran: the result is not delivered nor sealed (VIEW_REVOKED TORN_DOWN)', async () => {
+      const view = await newView();
+      let open!: () => void;
+      state.callGate = new Promise((resolve) => (open = resolve));
+      const pending = call(view, 1, 'widget', {});
+      await waitFor(() => toolCalls().length === 1);
+      await client.request(GovernedCloseView, { caller: viewCaller, viewId: view.viewId });
+      open();
+      expect(errorOf(await pending).data).toMatchObject({ reason: 'VIEW_REVOKED', revocation: 'TORN_DOWN' });
+      expect(ports.seen.audit).toMatchObject([{ tool: 'widget', decision: 'executed', outcome: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED', seal: null }]);
     });
   });
 
@@ -405,6 +417,53 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
         ['denied', false],
       ]);
       expect(ports.seen.scopes).toHaveLength(1);
+    });
+
+    it('a duplicate that waited for the first use is delivered its outcome only after a fresh barrier', async () => {
+      const view = await newView();
+      const meta = { 'io.apphost/idempotency-key': 'poll-3' };
+      resultOf(await call(view, 1, 'app-poll', { n: 1 }, meta));
+      // The toolset is rebound while the duplicate waits (after its first barrier passed).
+      ports.hooks.retained = () => (state.bindingGenerations['ts'] = 2);
+      expect(errorOf(await call(view, 2, 'app-poll', { n: 1 }, meta)).data).toMatchObject({ reason: 'VIEW_REVOKED', revocation: 'TOOLSET_REBOUND' });
+      expect(ports.seen.audit.map((a) => [a.decision, a.replayed])).toEqual([
+        ['executed', false],
+        ['denied', false],
+      ]);
+    });
+
+    it('an UNAVAILABLE the call may have produced after it was sent is the key’s outcome: a retry replays it, never runs again', async () => {
+      const view = await newView();
+      const meta = { 'io.apphost/idempotency-key': 'flaky-1' };
+      const first = errorOf(await call(view, 1, 'app-unavailable', {}, meta));
+      expect(first.data).toMatchObject({ code: 'UNAVAILABLE' });
+      expect(errorOf(await call(view, 2, 'app-unavailable', {}, meta))).toEqual(first);
+      expect(toolCalls()).toHaveLength(1);
+      expect(ports.seen.audit.map((a) => [a.decision, a.replayed])).toEqual([
+        ['executed', false],
+        ['executed', true],
+      ]);
+    });
+
+    it('a cancel recorded before dispatch: nothing runs, the request answers cancelled, the key stays free', async () => {
+      const view = await newView();
+      const meta = { 'io.apphost/idempotency-key': 'cancel-1' };
+      ports.refuse.cancelOnBegin = true;
+      expect(await call(view, 1, 'app-poll', { n: 1 }, meta)).toEqual({ kind: 'cancelled' });
+      expect(toolCalls()).toEqual([]);
+      expect(ports.seen.audit).toMatchObject([{ decision: 'denied', outcome: 'cancelled' }]);
+      ports.refuse.cancelOnBegin = false;
+      resultOf(await call(view, 2, 'app-poll', { n: 1 }, meta));
+      expect(toolCalls()).toHaveLength(1);
+    });
+
+    it('recording the idempotent outcome is retried: a store blip does not let the key run again', async () => {
+      const view = await newView();
+      const meta = { 'io.apphost/idempotency-key': 'blip-1' };
+      ports.refuse.completeFailures = 2;
+      const first = resultOf(await call(view, 1, 'app-poll', { n: 1 }, meta));
+      expect(resultOf(await call(view, 2, 'app-poll', { n: 1 }, meta))).toEqual(first);
+      expect(toolCalls()).toHaveLength(1);
     });
 
     it('an audit that fails never loses the result', async () => {
