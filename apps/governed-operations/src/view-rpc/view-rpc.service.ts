@@ -281,9 +281,12 @@ export class ViewRpcService {
     } catch (error) {
       // Only what certainly reached no server frees the key: any other failure (an UNAVAILABLE the MCP client made of
       // an unknown error, possibly after sending) is the key's outcome.
-      const ranNothing = isGenerationGone(error) || notSent(error) || (error instanceof AppHostError && isStaleContext(error));
+      // A generation that died under the operation (`inFlight`) may have run it: its outcome is unknown, not a denial.
+      const diedUnder = isGenerationGone(error) && (error as AppHostError).details?.['inFlight'] === true;
+      const ranNothing = (isGenerationGone(error) && !diedUnder) || notSent(error) || (error instanceof AppHostError && isStaleContext(error));
       if (!(error instanceof AppHostError)) this.logger.error({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: operation failed');
-      const outcome = { kind: 'error' as const, error: envelopeOf(await this.goneIsRevoked(ctx, error)) };
+      const failure = diedUnder ? await this.diedUnder(ctx, error) : await this.goneIsRevoked(ctx, error);
+      const outcome = { kind: 'error' as const, error: envelopeOf(failure) };
       return { done: { outcome, decision: ranNothing ? 'denied' : 'executed', replayed: false, pass, seal: null }, ranNothing };
     }
   }
@@ -329,6 +332,17 @@ export class ViewRpcService {
       this.logger.warn({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: reading the live request before dispatch failed');
       return false;
     }
+  }
+
+  /**
+   * The View's connection died while the operation ran on it: the View ends (GENERATION_GONE) and is told the outcome
+   * is unknown (it may have run), never that it was refused.
+   */
+  private async diedUnder(ctx: ViewContext, error: unknown): Promise<AppHostError> {
+    await this.barrier.revoke(ctx.view.record.viewId, 'GENERATION_GONE').catch(() => undefined);
+    return new AppHostError('OUTCOME_UNKNOWN', 'the connection ended while the operation ran on it: it may have run', {
+      details: { ...((error as AppHostError).details ?? {}) },
+    });
   }
 
   /** A generation found gone ends the View (GENERATION_GONE): the View is told it was revoked. */
