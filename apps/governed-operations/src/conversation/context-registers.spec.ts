@@ -240,7 +240,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       // Not even a clear: the capability itself was never offered.
       expect(errorDataOf(await update(none, {}))).toMatchObject({ reason: 'MODALITY_NOT_ADVERTISED', modality: 'updateModelContext' });
       expect((await stored(none)).contextSequence).toBe(0);
-      expect(ports.seen.audit.filter((a) => a.outcome === 'INVALID_ARGUMENT').map((a) => a.decision)).toEqual(['denied', 'denied', 'denied', 'denied', 'denied']);
+      expect(ports.seen.audit.filter((a) => a.outcome === 'INVALID_ARGUMENT').map((a) => a.decision)).toEqual(Array(5).fill('denied'));
     });
 
     it('an update over the per-register cap is PAYLOAD_TOO_LARGE REGISTER_TOO_LARGE, whole: the register keeps what it had', async () => {
@@ -402,8 +402,12 @@ describe('model-context registers (real bus handlers, real admission, fake colla
     });
 
     it.each([
-      ['the opener’s principal revoked', 'PRINCIPAL_REVOKED', () => state.revokedPrincipals.add(`${viewCaller.principal.tenant}/${viewCaller.principal.subject}`)],
-      ['the toolset revoked', 'TOOLSET_REVOKED', () => (state.toolsetStates['ts'] = 'REVOKING')],
+      [
+        'the opener’s principal revoked',
+        'PRINCIPAL_REVOKED',
+        (): void => void state.revokedPrincipals.add(`${viewCaller.principal.tenant}/${viewCaller.principal.subject}`),
+      ],
+      ['the toolset revoked', 'TOOLSET_REVOKED', (): void => void (state.toolsetStates['ts'] = 'REVOKING')],
     ] as const)('%s between the barrier and the compare-and-set: CONTEXT_UPDATE_STALE, the View ended', async (_, reason, revoke) => {
       const view = await newView();
       const ctx = await contextOf(view);
