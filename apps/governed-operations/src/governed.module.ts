@@ -92,7 +92,11 @@ export class GovernedOperationsModule {
           useFactory: (bus: BusClient, peers: ViewCollaborators, barrier: ViewBarrier) => new ViewOperations(bus, peers, barrier, logger),
           inject: [BusClient, ViewCollaborators, ViewBarrier],
         },
-        { provide: ContextRegisters, useFactory: (records: ViewRecords) => new ContextRegisters(records), inject: [ViewRecords] },
+        {
+          provide: ContextRegisters,
+          useFactory: (records: ViewRecords, peers: ViewCollaborators, teardown: ViewTeardown) => new ContextRegisters(records, peers, teardown, logger),
+          inject: [ViewRecords, ViewCollaborators, ViewTeardown],
+        },
         {
           provide: ModelContext,
           useFactory: (bus: BusClient, records: ViewRecords, peers: ViewCollaborators, teardown: ViewTeardown) =>

@@ -75,6 +75,8 @@ describe('model-context registers (real bus handlers, real admission, fake colla
   let records: ViewRecords;
   let raced: RacedRecords;
   let teardown: ViewTeardown;
+  /** A commit of the spec's own over `over` (the service's own collaborators: the fake plane's answers). */
+  let registers: (over: ViewRecords) => ContextRegisters;
 
   beforeAll(async () => {
     plane = await startFakePlane();
@@ -99,7 +101,9 @@ describe('model-context registers (real bus handlers, real admission, fake colla
     store = await createCoordinationStore({ url: TEST_REDIS_URL, keyPrefix: `apphost:${plane.prefix}governed-operations:`, name: 'registers-spec' });
     records = new ViewRecords(store, 60_000);
     raced = new RacedRecords(store, 60_000);
-    teardown = new ViewTeardown(records, new ViewCollaborators(client, { readMs: 5_000 }), new SessionLocks(store), testLogger('registers-spec'));
+    const peers = new ViewCollaborators(client, { readMs: 5_000 });
+    teardown = new ViewTeardown(records, peers, new SessionLocks(store), testLogger('registers-spec'));
+    registers = (over) => new ContextRegisters(over, peers, teardown, testLogger('registers-spec'));
   }, 90_000);
 
   afterAll(async () => {
@@ -233,8 +237,10 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       state.profile = {};
       const none = await newView();
       expect(errorDataOf(await update(none, text('no')))).toMatchObject({ reason: 'MODALITY_NOT_ADVERTISED', modality: 'text' });
+      // Not even a clear: the capability itself was never offered.
+      expect(errorDataOf(await update(none, {}))).toMatchObject({ reason: 'MODALITY_NOT_ADVERTISED', modality: 'updateModelContext' });
       expect((await stored(none)).contextSequence).toBe(0);
-      expect(ports.seen.audit.filter((a) => a.outcome === 'INVALID_ARGUMENT').map((a) => a.decision)).toEqual(['denied', 'denied', 'denied', 'denied']);
+      expect(ports.seen.audit.filter((a) => a.outcome === 'INVALID_ARGUMENT').map((a) => a.decision)).toEqual(Array(5).fill('denied'));
     });
 
     it('an update over the per-register cap is PAYLOAD_TOO_LARGE REGISTER_TOO_LARGE, whole: the register keeps what it had', async () => {
@@ -278,6 +284,21 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       context = await modelContext();
       expect(context.registers).toEqual([expect.objectContaining({ viewId: a.viewId, commitSequence: 3 })]);
       expect(blockText(context)).toContain('| from a again');
+    });
+
+    it('a newer View’s clear counts: the older sibling’s older register does not win again', async () => {
+      const at = await widgetOf(client);
+      const a = await newView(at);
+      const b = await newView(at);
+      await expectCommitted(update(a, text('from a')));
+      await expectCommitted(update(b, text('from b')));
+      await expectCommitted(update(b, {}));
+      expect(await modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+      // A newer commit of the older View is the widget's latest again.
+      await expectCommitted(update(a, text('from a, later')));
+      const context = await modelContext();
+      expect(context.registers).toEqual([expect.objectContaining({ viewId: a.viewId, commitSequence: 4 })]);
+      expect(blockText(context)).toContain('| from a, later');
     });
 
     it('concurrent updates: exactly one register per widget, the one with the higher sequence', async () => {
@@ -333,7 +354,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       const view = await newView();
       const ctx = await contextOf(view);
       raced.beforeUpdate = () => teardown.end(view.viewId, 'TORN_DOWN');
-      await expect(new ContextRegisters(raced).commit(ctx, contextUpdateOf(text('raced')))).rejects.toMatchObject({
+      await expect(registers(raced).commit(ctx, contextUpdateOf(text('raced')))).rejects.toMatchObject({
         code: 'FAILED_PRECONDITION',
         details: { reason: 'CONTEXT_UPDATE_STALE', stale: 'VIEW_ENDED' },
       });
@@ -353,7 +374,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       const view = await newView();
       const ctx = await contextOf(view);
       raced.beforeUpdate = () => teardown.end(view.viewId, 'TOOLSET_REVOKED');
-      await expect(new ContextRegisters(raced).commit(ctx, contextUpdateOf(text('raced')))).rejects.toMatchObject({
+      await expect(registers(raced).commit(ctx, contextUpdateOf(text('raced')))).rejects.toMatchObject({
         details: { reason: 'CONTEXT_UPDATE_STALE', stale: 'VIEW_ENDED' },
       });
       expect(await stored(view)).toMatchObject({ state: 'REVOKED', register: null });
@@ -364,17 +385,37 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       expect(await stored(other)).toMatchObject({ state: 'REVOKED', register: null, contextSequence: 0 });
     });
 
-    it('rebind: refused at the barrier; a commit that raced past it never reaches the block (the read ends the View)', async () => {
+    it('rebind: refused at the barrier; a commit that raced past it is CONTEXT_UPDATE_STALE, the View ended', async () => {
       const first = await newView();
       const second = await newView();
       const ctx = await contextOf(second);
       state.revisions['ts'] = 'v2.k1.abcd';
       expect(errorDataOf(await update(first, text('late')))).toMatchObject({ reason: 'VIEW_REVOKED', revocation: 'TOOLSET_REBOUND' });
-      // The barrier passed before the rebind: the commit lands on a record nothing has ended yet…
-      expect(await new ContextRegisters(records).commit(ctx, contextUpdateOf(text('raced past the rebind')))).toEqual({});
-      // …and the read, which re-checks every View now, ends it and leaves its register out.
-      expect(await modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+      // The barrier passed before the rebind: the compare-and-set lands on a record nothing has ended yet, so the
+      // commit asks again after it, ends the View (its register with it) and never answers {}.
+      await expect(registers(records).commit(ctx, contextUpdateOf(text('raced past the rebind')))).rejects.toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        details: { reason: 'CONTEXT_UPDATE_STALE', stale: 'VIEW_ENDED' },
+      });
       expect(await stored(second)).toMatchObject({ state: 'REVOKED', reason: 'TOOLSET_REBOUND', register: null });
+      expect(await modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+    });
+
+    it.each([
+      [
+        'the opener’s principal revoked',
+        'PRINCIPAL_REVOKED',
+        (): void => void state.revokedPrincipals.add(`${viewCaller.principal.tenant}/${viewCaller.principal.subject}`),
+      ],
+      ['the toolset revoked', 'TOOLSET_REVOKED', (): void => void (state.toolsetStates['ts'] = 'REVOKING')],
+    ] as const)('%s between the barrier and the compare-and-set: CONTEXT_UPDATE_STALE, the View ended', async (_, reason, revoke) => {
+      const view = await newView();
+      const ctx = await contextOf(view);
+      raced.beforeUpdate = async () => revoke();
+      await expect(registers(raced).commit(ctx, contextUpdateOf(text('raced past the revocation')))).rejects.toMatchObject({
+        details: { reason: 'CONTEXT_UPDATE_STALE', stale: 'VIEW_ENDED' },
+      });
+      expect(await stored(view)).toMatchObject({ state: 'REVOKED', reason, register: null });
     });
 
     it.each([
@@ -411,7 +452,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       const ctx = await contextOf(view);
       // The older update took its sequence; before it reads the record, a newer one is committed in full.
       raced.beforeFind = () => expectCommitted(update(view, text('newer')));
-      await expect(new ContextRegisters(raced).commit(ctx, contextUpdateOf(text('older')))).rejects.toMatchObject({
+      await expect(registers(raced).commit(ctx, contextUpdateOf(text('older')))).rejects.toMatchObject({
         details: { reason: 'CONTEXT_UPDATE_STALE', stale: 'SUPERSEDED' },
       });
       const record = await stored(view);
@@ -419,7 +460,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       expect(record.contextSequence).toBe(2);
       // A clear orders the same way: an older queued update after it does not bring anything back.
       raced.beforeFind = () => expectCommitted(update(view, {}));
-      await expect(new ContextRegisters(raced).commit(ctx, contextUpdateOf(text('oldest')))).rejects.toMatchObject({
+      await expect(registers(raced).commit(ctx, contextUpdateOf(text('oldest')))).rejects.toMatchObject({
         details: { reason: 'CONTEXT_UPDATE_STALE', stale: 'SUPERSEDED' },
       });
       expect((await stored(view)).register).toBeNull();
@@ -433,7 +474,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
         const current = await records.find(view.viewId);
         if (current) await records.update(current, { ...current.record, expiresAt: new Date(Date.now() + 60_000).toISOString() });
       };
-      expect(await new ContextRegisters(raced).commit(ctx, contextUpdateOf(text('landed')))).toEqual({});
+      expect(await registers(raced).commit(ctx, contextUpdateOf(text('landed')))).toEqual({});
       expect((await stored(view)).register?.content).toEqual([{ type: 'text', text: 'landed' }]);
     });
   });
@@ -521,6 +562,20 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       expect(await records.ofSession(session, state.incarnation)).toEqual([]);
       expect(await store.keysWithPrefix('view-context-seq:')).toEqual([]);
       expect(await modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+    });
+  });
+
+  // Last: restarting the owner ends every generation the earlier tests' Views were bound to.
+  describe('the owner of the View’s generation gone', () => {
+    it('an update on a dead generation is VIEW_REVOKED GENERATION_GONE: nothing committed (nothing upstream would notice)', async () => {
+      const view = await newView();
+      await plane.restartOwner();
+      expect(errorDataOf(await update(view, text('on a dead generation')))).toMatchObject({
+        code: 'FAILED_PRECONDITION',
+        reason: 'VIEW_REVOKED',
+        revocation: 'GENERATION_GONE',
+      });
+      expect(await stored(view)).toMatchObject({ state: 'REVOKED', reason: 'GENERATION_GONE', register: null, contextSequence: 0 });
     });
   });
 });

@@ -1,6 +1,11 @@
-import { AppHostError, GovernedReasons } from '@apphost/contracts';
+import { AppHostError, GovernedReasons, type ViewRevocationReason } from '@apphost/contracts';
+import type { Logger } from '@apphost/runtime';
+import { describeFailure } from '../tool-batches/batch-plan';
 import type { ViewContext } from '../view-rpc/ports';
+import { revocationOf } from '../views/view-checks';
+import type { ViewCollaborators } from '../views/view-collaborators';
 import type { ContextRegister, ViewRecord, ViewRecords } from '../views/view-records';
+import type { ViewTeardown } from '../views/view-teardown';
 import type { ContextUpdate } from './context-update';
 
 /** Why a commit changed nothing (`details.stale`): a newer update committed first, or the View is not the one admitted. */
@@ -16,9 +21,17 @@ const MAX_ATTEMPTS = 8;
  * same grant and generation, lease running) and its last commit is older. Anything else changes nothing and answers
  * FAILED_PRECONDITION `CONTEXT_UPDATE_STALE`: a teardown, a revocation or a newer update that won the race wins.
  * An empty update commits `register: null` (its sequence still orders it against older queued updates).
+ * What the record does not carry (a rebind, a toolset or principal revocation, the generation gone: all found
+ * lazily) is asked once more after the commit: a View found revoked then is ended (its register goes with it) and
+ * the update answers `CONTEXT_UPDATE_STALE` too, never `{}`.
  */
 export class ContextRegisters {
-  constructor(private readonly records: ViewRecords) {}
+  constructor(
+    private readonly records: ViewRecords,
+    private readonly peers: ViewCollaborators,
+    private readonly teardown: ViewTeardown,
+    private readonly logger: Logger,
+  ) {}
 
   async commit(ctx: ViewContext, update: ContextUpdate): Promise<Record<string, never>> {
     const admitted = ctx.view.record;
@@ -37,9 +50,24 @@ export class ContextRegisters {
             bytes: update.bytes,
             committedAt: new Date().toISOString(),
           };
-      if (await this.records.update(current, { ...current.record, register, contextSequence: commitSequence })) return {};
+      const committed = await this.records.update(current, { ...current.record, register, contextSequence: commitSequence });
+      if (!committed) continue;
+      // A revocation between the barrier and the compare-and-set changed nothing the record compares.
+      const reason = await revocationOf(committed.record, committed.record.opener, this.peers, Date.now());
+      if (reason === null) return {};
+      await this.end(admitted.viewId, reason);
+      throw staleError('VIEW_ENDED', commitSequence);
     }
     throw new AppHostError('UNAVAILABLE', 'the view kept changing while its model context was being committed', { retryable: true });
+  }
+
+  /** Ends the View found revoked; a failure is logged: the model-context read re-checks and leaves the register out. */
+  private async end(viewId: string, reason: ViewRevocationReason): Promise<void> {
+    try {
+      await this.teardown.end(viewId, reason);
+    } catch (error) {
+      this.logger.warn({ viewId, reason, error: describeFailure(error) }, 'model context: ending a view revoked at commit failed (the read leaves it out)');
+    }
   }
 }
 

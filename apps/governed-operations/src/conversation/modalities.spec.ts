@@ -37,4 +37,20 @@ describe('advertised modalities (the bootstrap’s offer, as the barrier checks 
     expect(refusal([{ type: 'text' }], true)).toMatchObject({ details: { modality: 'structuredContent' } });
     expect(refusal([{ type: 'x'.repeat(500) }], false)).toMatchObject({ details: { modality: 'x'.repeat(64) } });
   });
+
+  it('a capability never offered refuses an empty request too (a clear is a use of the capability)', () => {
+    const refusal = (content: { type: string }[]) => {
+      try {
+        assertAdvertised(testProfile(), 'updateModelContext', content, false);
+      } catch (error) {
+        return error;
+      }
+      throw new Error('expected a refusal');
+    };
+    expect(refusal([])).toMatchObject({
+      code: 'INVALID_ARGUMENT',
+      details: { reason: 'MODALITY_NOT_ADVERTISED', capability: 'updateModelContext', modality: 'updateModelContext' },
+    });
+    expect(refusal([{ type: 'text' }])).toMatchObject({ details: { modality: 'text' } });
+  });
 });

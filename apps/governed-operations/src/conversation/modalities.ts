@@ -22,7 +22,8 @@ export function advertisedModalities(profile: HostProfile, capability: 'message'
 
 /**
  * Refuses content of a modality the View was not offered: each content block's type, and `structuredContent`
- * when present. INVALID_ARGUMENT `MODALITY_NOT_ADVERTISED` naming the modality.
+ * when present. INVALID_ARGUMENT `MODALITY_NOT_ADVERTISED` naming the modality. A capability offered with no
+ * modality at all was not offered: anything is refused, an empty request too (it names the capability then).
  */
 export function assertAdvertised(
   profile: HostProfile,
@@ -33,7 +34,7 @@ export function assertAdvertised(
   const advertised = advertisedModalities(profile, capability);
   const used = content.map((block) => MODALITY_OF_BLOCK[block.type] ?? block.type);
   if (hasStructuredContent) used.push('structuredContent');
-  const refused = used.find((modality) => !advertised.has(modality));
+  const refused = advertised.size === 0 ? (used[0] ?? capability) : used.find((modality) => !advertised.has(modality));
   if (refused === undefined) return;
   throw new AppHostError('INVALID_ARGUMENT', `${refused.slice(0, 64)} content was not advertised for ${capability}`, {
     details: GovernedReasons.details('MODALITY_NOT_ADVERTISED', { capability, modality: refused.slice(0, 64) }),

@@ -23,13 +23,21 @@ interface LiveRegister extends WidgetContext {
   policy: ViewPolicy;
 }
 
+/** A live View's latest commit: its register, or null when that commit cleared it (a clear orders like any commit). */
+interface LiveCommit {
+  widgetId: string;
+  sequence: number;
+  live: LiveRegister | null;
+}
+
 /**
  * What the model sees of the session's Views on its next turn (`get-model-context`), computed from the Views live
  * NOW, never stored: the session's current incarnation, each View re-checked as `get-view` does (one found revoked
  * is ended here, so its register is dropped), per widget the register with the highest commit sequence (a
- * winner's teardown promotes the next by itself), in commit-sequence order; a register over its profile's
- * per-register cap is left out whole, then whole registers are evicted oldest first until the rest fits the
- * per-session cap. Left-out widgets are listed in `evicted` and in the block's last line. Reading changes nothing.
+ * winner's teardown promotes the next by itself; a newer View's clear counts too: that widget shows nothing), in
+ * commit-sequence order; a register over its profile's per-register cap is left out whole, then whole registers
+ * are evicted oldest first until the rest fits the per-session cap. Left-out widgets are listed in `evicted` and
+ * in the block's last line. Reading changes nothing.
  */
 export class ModelContext {
   constructor(
@@ -44,9 +52,12 @@ export class ModelContext {
     const current = await this.bus.request(LifecycleGetSession, { session });
     if (current.state !== 'ACTIVE') throw new AppHostError('NOT_FOUND', 'no such session');
     const views = await this.records.ofSession(session, current.incarnation);
-    const live = (await Promise.all(views.map(({ viewId }) => this.liveRegister(viewId, current.incarnation)))).filter((v) => v !== null);
+    const live = (await Promise.all(views.map(({ viewId }) => this.liveCommit(viewId, current.incarnation)))).filter((v) => v !== null);
 
-    const winners = [...winnersByWidget(live).values()].sort((a, b) => a.register.commitSequence - b.register.commitSequence);
+    const winners = [...winnersByWidget(live).values()]
+      .map((commit) => commit.live)
+      .filter((v) => v !== null) // a widget whose newest commit cleared it shows nothing (no older sibling's register)
+      .sort((a, b) => a.register.commitSequence - b.register.commitSequence);
     const evicted = new Set<string>();
     const kept: LiveRegister[] = [];
     for (const winner of winners) {
@@ -69,12 +80,15 @@ export class ModelContext {
     };
   }
 
-  /** The View's register while the View is live in `incarnation`; a View found revoked is ended (its register dropped). */
-  private async liveRegister(viewId: string, incarnation: number): Promise<LiveRegister | null> {
+  /**
+   * The View's latest commit while the View is live in `incarnation` (null when it never committed); a View found
+   * revoked is ended (its register dropped).
+   */
+  private async liveCommit(viewId: string, incarnation: number): Promise<LiveCommit | null> {
     const stored = await this.records.find(viewId);
     const record = stored?.record;
-    if (!record || record.incarnation !== incarnation || record.state !== 'ACTIVE' || record.mode !== 'live' || !record.register || !record.profileId)
-      return null;
+    if (!record || record.incarnation !== incarnation || record.state !== 'ACTIVE' || record.mode !== 'live' || !record.profileId) return null;
+    if (!record.register && record.contextSequence === 0) return null; // never committed: nothing to order
     // The opener's revocation too: a revoked user's register leaves the block at once, not at the View's next request.
     const reason = await revocationOf(record, record.opener, this.peers, Date.now());
     if (reason) {
@@ -83,17 +97,19 @@ export class ModelContext {
       });
       return null;
     }
+    const { widgetId } = record.widget;
+    if (!record.register) return { widgetId, sequence: record.contextSequence, live: null };
     const policy = viewPolicyOf(await this.peers.profile(record.profileId));
-    return { widgetId: record.widget.widgetId, viewId, register: record.register, policy };
+    return { widgetId, sequence: record.register.commitSequence, live: { widgetId, viewId, register: record.register, policy } };
   }
 }
 
-/** Per widget, the register with the highest commit sequence (sequences are unique per incarnation: no ties). */
-function winnersByWidget(live: readonly LiveRegister[]): Map<string, LiveRegister> {
-  const winners = new Map<string, LiveRegister>();
-  for (const view of live) {
-    const best = winners.get(view.widgetId);
-    if (!best || view.register.commitSequence > best.register.commitSequence) winners.set(view.widgetId, view);
+/** Per widget, the latest commit, a clear included (sequences are unique per incarnation: no ties). */
+function winnersByWidget(commits: readonly LiveCommit[]): Map<string, LiveCommit> {
+  const winners = new Map<string, LiveCommit>();
+  for (const commit of commits) {
+    const best = winners.get(commit.widgetId);
+    if (!best || commit.sequence > best.sequence) winners.set(commit.widgetId, commit);
   }
   return winners;
 }

@@ -52,4 +52,23 @@ describe('ArgumentSchemas (tool inputSchema admission, ajv 2020-12)', () => {
       expect(reasonOf(() => small.check('b', b, { a: 1 }))).toMatchObject({ reason: 'TOOL_ARGUMENTS_INVALID' });
     }
   });
+
+  it('the bound holds in ajv too: an evicted schema is removed from it, and one with an $id compiles again', () => {
+    const small = new ArgumentSchemas(2);
+    const ajvCache = (small as unknown as { ajv: { _cache: Map<unknown, unknown> } }).ajv._cache;
+    const baseline = ajvCache.size; // the meta-schemas
+    // A root `$id` (never registered) and a nested one, as servers emit them, evicted and compiled again.
+    const withIds = (type: string) => ({
+      $id: 'https://tools.example/input',
+      type: 'object',
+      properties: { a: { $ref: 'urn:item' } },
+      $defs: { item: { $id: 'urn:item', type } },
+    });
+    for (let i = 0; i < 50; i++) {
+      expect(reasonOf(() => small.check('s', withIds('string'), { a: 'x' }))).toBe('passed');
+      expect(reasonOf(() => small.check('n', withIds('number'), { a: 'x' }))).toMatchObject({ reason: 'TOOL_ARGUMENTS_INVALID' });
+      expect(reasonOf(() => small.check('t', { type: 'object', required: [`k${i}`] }, { [`k${i}`]: 1 }))).toBe('passed');
+    }
+    expect(ajvCache.size).toBeLessThanOrEqual(baseline + 2);
+  });
 });

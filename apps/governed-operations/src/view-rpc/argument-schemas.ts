@@ -61,7 +61,10 @@ export class ArgumentSchemas {
     const validate = compile(this.ajv, inputSchema);
     if (this.compiled.size >= this.cacheSize) {
       const oldest = this.compiled.keys().next().value as string;
+      const evicted = this.compiled.get(oldest);
       this.compiled.delete(oldest);
+      // ajv keeps every schema it compiled (keyed by the schema object): without this the bound would be ours only.
+      if (evicted !== undefined && evicted !== UNCOMPILABLE) this.ajv.removeSchema(evicted.schema as object);
     }
     this.compiled.set(fingerprint, validate);
     return validate;

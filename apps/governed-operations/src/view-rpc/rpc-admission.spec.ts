@@ -131,6 +131,7 @@ describe('RpcMessageAdmission.parse', () => {
       // ui/message: the published array form (what App.sendMessage sends), and one block read as that array.
       ['ui/message', { role: 'user', content: [{ type: 'text', text: 'hi' }] }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }],
       ['ui/message', { role: 'user', content: { type: 'text', text: 'hi' } }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      ['ui/message', { role: 'user', content: [], _meta: { k: 1 } }, { role: 'user', content: [], _meta: { k: 1 } }],
       [
         'ui/message',
         { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] },
@@ -169,6 +170,9 @@ describe('RpcMessageAdmission.parse', () => {
       ['ui/message', { role: 'user', content: 'hi' }],
       ['ui/message', { role: 'user', content: { type: 'text' } }],
       ['ui/message', { role: 'user', content: [{ type: 'text', text: 5 }] }],
+      // ui/message params are strict (a durable user message): a member the protocol does not define is refused.
+      ['ui/message', { role: 'user', content: [{ type: 'text', text: 'hi' }], unknownMember: 1 }],
+      ['ui/message', { role: 'user', content: { type: 'text', text: 'hi' }, attachments: [] }],
     ])('refuses the request %s with params %j as RPC_INVALID_PARAMS (-32602), answering its id', (method, params) => {
       expect(refusalOf(request(method, params, 'p'))).toEqual({
         code: 'INVALID_ARGUMENT',

@@ -23,9 +23,16 @@ type PublishedSchema = z.ZodType<{ method: string; params?: object }>;
 
 /**
  * `ui/message` as published (`content` an array of blocks, what the SDK's `App.sendMessage` sends); a `content` of one
- * block (as the specification's examples write it) is read as the array of that block.
+ * block (as the specification's examples write it) is read as the array of that block. Its params are strict: a user
+ * message becomes a durable record, so a member the protocol does not define is refused, never silently dropped
+ * (MCP's own `_meta` aside, which every request's params may carry).
  */
-const MessageRequestSchema = z.preprocess(oneBlockAsArray, McpUiMessageRequestSchema);
+const MessageRequestSchema = z.preprocess(
+  oneBlockAsArray,
+  McpUiMessageRequestSchema.extend({
+    params: McpUiMessageRequestSchema.shape.params.extend({ _meta: z.record(z.string(), z.unknown()).optional() }).strict(),
+  }),
+);
 
 function oneBlockAsArray(message: unknown): unknown {
   if (typeof message !== 'object' || message === null) return message;

@@ -52,8 +52,9 @@ export class ViewBarrier {
       this.currentSession(opened),
       this.records.find(opened.viewId),
       opened.widget.toolsetId ? this.peers.toolset(opened.widget.toolsetId) : null,
-      // `ping` calls nothing upstream: it asks the owner whether the generation lives (every other target's call does).
-      target.kind === 'ping' && opened.generation ? this.peers.generationAlive(opened.generation) : true,
+      // Asked for every target: a retained outcome is delivered, and a model-context update or message committed,
+      // without any call upstream that would find the generation gone by itself.
+      opened.generation ? this.peers.generationAlive(opened.generation) : true,
     ]);
     const [revoked, session, stored, toolset, alive] = answers;
     if (valueOf(revoked)) {

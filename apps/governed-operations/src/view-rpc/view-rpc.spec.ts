@@ -502,6 +502,23 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
       expect(toolCalls()).toEqual([]);
       expect(errorOf(await rpc(view, { jsonrpc: '2.0', id: 2, method: 'ping' })).data).toMatchObject({ revocation: 'GENERATION_GONE' });
     });
+
+    it('a retained read is not replayed once the generation is gone (the barrier asks the owner for every target)', async () => {
+      const view = await newView();
+      const meta = { 'io.apphost/idempotency-key': 'read-gone' };
+      const read = { jsonrpc: '2.0', id: 1, method: 'resources/read', params: { uri: STATEFUL_NONCE_RESOURCE, _meta: meta } };
+      resultOf(await rpc(view, read));
+      const reads = state.log.filter((l) => l.startsWith('read-resource')).length;
+      await plane.restartOwner();
+      // The replay would call nothing upstream: only the barrier's own question finds the generation gone.
+      const error = errorOf(await rpc(view, { ...read, id: 2 }));
+      expect(error.data).toMatchObject({ code: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED', revocation: 'GENERATION_GONE' });
+      expect(state.log.filter((l) => l.startsWith('read-resource'))).toHaveLength(reads);
+      expect(ports.seen.audit.map((a) => [a.decision, a.replayed])).toEqual([
+        ['executed', false],
+        ['denied', false],
+      ]);
+    });
   });
 });
 
