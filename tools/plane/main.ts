@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import fs from 'node:fs';
 import { ConfigError } from '@apphost/runtime';
 import { parsePlaneConfig } from './plane-config';
 import { startPlane } from './plane';
@@ -17,8 +18,13 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const plane = await startPlane(config, process.env);
+  // The host page link carries the development token in its fragment (never sent to a server); jwt mode has none.
+  const token = (process.env.AUTH_MODE ?? 'development') === 'development' && fs.existsSync(plane.tokenFile) ? fs.readFileSync(plane.tokenFile, 'utf8').trim() : undefined;
   process.stdout.write(
-    `\nAppHost is running at ${plane.url}\n  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`,
+    `\nAppHost is running at ${plane.url}\n` +
+      (token ? `  open the host page: ${plane.hostUrl}#token=${token}\n` : `  host page: ${plane.hostUrl}\n`) +
+      (plane.demo ? '  demo apps registered from examples/ (APPHOST_DEMO=false to skip)\n' : '') +
+      `  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`,
   );
   let stopping = false;
   const shutdown = (signal: string) => {

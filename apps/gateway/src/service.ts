@@ -1,6 +1,8 @@
 import { defineService } from '@apphost/runtime';
 import { AuthModule, authConfig } from './auth';
 import { GatewayModule } from './gateway.module';
+import { loadHostAssets } from './host/host-bundle';
+import { HostModule } from './host/host.module';
 
 /** The only HTTP edge: authentication, the error envelope, and the v1 API. It keeps no state of its own. */
 export const gatewayService = defineService({
@@ -16,6 +18,15 @@ export const gatewayService = defineService({
       context.logger.warn({ tokenFile: auth.developmentProvider.tokenFile }, 'development authentication: local tokens only, loopback only');
     if (auth.viewTokens.ephemeral)
       context.logger.warn('GATEWAY_VIEW_TOKEN_SECRET is unset: view tokens use a random per-process key, so no other gateway replica accepts them');
-    return [auth.module, GatewayModule.register()];
+    const hostPage = HostModule.register({
+      settings: context.config.hostPage,
+      assets: await loadHostAssets(),
+      bindHost: context.config.HTTP_HOST,
+      gatewayPort: context.config.HTTP_PORT,
+      originAllowlist: context.config.auth.originAllowlist,
+      development: context.config.auth.mode === 'development',
+      logger: context.logger,
+    });
+    return [auth.module, GatewayModule.register(), hostPage];
   },
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts';
-import { createSessionBodySchema, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
+import { createSessionBodySchema, eventsPageSchema, publicSessionSchema, sessionListSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
 import { USER_ID_DESCRIPTION } from '../http/request-input';
 import { principalPaths } from '../principals/principals.openapi';
@@ -51,6 +51,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         Describe: json(describeResponseSchema),
         CreateSession: json(createSessionBodySchema),
         Session: json(publicSessionSchema),
+        SessionList: json(sessionListSchema),
         EventsPage: json(eventsPageSchema),
       },
     },
@@ -112,6 +113,15 @@ const sessionErrors = {
 function sessionPaths(): Record<string, unknown> {
   return {
     '/v1/sessions': {
+      get: {
+        summary: "The calling principal's own sessions of one app that are not DELETED, newest first (a host page's chooser)",
+        parameters: [
+          appNameParam,
+          userIdParam,
+          { name: 'limit', in: 'query', required: false, description: 'At most this many (1-200, default 100)', schema: { type: 'integer', minimum: 1, maximum: 200 } },
+        ],
+        responses: { '200': { description: 'The sessions', ...ref('SessionList') }, ...sessionErrors },
+      },
       post: {
         summary: 'Create a session (fenced, idempotent per creationOperationId); sessionId and creationOperationId default to fresh UUIDs',
         requestBody: { required: true, ...ref('CreateSession') },
