@@ -41,7 +41,14 @@ export function loadDemo(dir: string = EXAMPLES): DemoPlan {
 export function demoEnv(plan: DemoPlan, env: Record<string, string | undefined>): Record<string, string> {
   const stdio = plan.toolsets.flatMap(({ spec }) =>
     spec.connection.kind === 'stdio'
-      ? [{ command: spec.connection.command, args: spec.connection.args, env: spec.connection.env, ...(spec.connection.cwd ? { cwd: spec.connection.cwd } : {}) }]
+      ? [
+          {
+            command: spec.connection.command,
+            args: spec.connection.args,
+            env: spec.connection.env,
+            ...(spec.connection.cwd ? { cwd: spec.connection.cwd } : {}),
+          },
+        ]
       : [],
   );
   const userAllowlist = jsonOr<unknown[]>(env.REGISTRY_STDIO_ALLOWLIST, 'REGISTRY_STDIO_ALLOWLIST', []);

@@ -50,6 +50,8 @@ class HostPage {
   private sessionId = '';
   /** Events appended by this page's own calls: their widgets open at once. */
   private readonly openOnArrival = new Set<number>();
+  /** The user's actions run one after another, so a click never races a half-loaded app or session. */
+  private queue: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly api: ApiClient,
@@ -61,21 +63,32 @@ class HostPage {
     apps.replaceChildren(...this.config.apps.map((name) => el('option', { value: name })));
     const appInput = $('app') as HTMLInputElement;
     appInput.value = new URLSearchParams(location.hash.slice(1)).get('app') ?? this.config.apps[0] ?? '';
-    appInput.addEventListener('change', () => void this.chooseApp(appInput.value.trim()));
-    ($('session') as HTMLSelectElement).addEventListener('change', (e) => void this.chooseSession((e.target as HTMLSelectElement).value));
-    $('new-session').addEventListener('click', () => void this.createSession());
-    $('delete-session').addEventListener('click', () => void this.deleteSession());
-    $('refresh-events').addEventListener('click', () => void this.loadEvents());
+    appInput.addEventListener('change', () => this.run(() => this.chooseApp(appInput.value.trim())));
+    ($('session') as HTMLSelectElement).addEventListener('change', (e) => this.run(() => this.chooseSession((e.target as HTMLSelectElement).value)));
+    $('new-session').addEventListener('click', () => this.run(() => this.createSession()));
+    $('delete-session').addEventListener('click', () => this.run(() => this.deleteSession()));
+    $('refresh-events').addEventListener('click', () => this.run(() => this.guard(() => this.loadEvents())));
     $('sign-out').addEventListener('click', () => {
       sessionStorage.removeItem(TOKEN_KEY);
       location.reload();
     });
     $('signed-in').hidden = false;
-    if (appInput.value) await this.chooseApp(appInput.value.trim());
+    if (appInput.value) this.run(() => this.chooseApp(appInput.value.trim()));
+    await this.queue;
+  }
+
+  /** Queues one user action; `data-busy` on the body says whether any is running (tests and styles read it). */
+  private run(action: () => Promise<void>): void {
+    document.body.dataset['busy'] = 'true';
+    this.queue = this.queue.then(action).finally(() => {
+      document.body.dataset['busy'] = 'false';
+    });
   }
 
   private async chooseApp(appName: string): Promise<void> {
     this.appName = appName;
+    document.body.dataset['app'] = appName;
+    delete document.body.dataset['session'];
     this.closeAll('another app was chosen');
     if (!appName) return;
     await this.guard(async () => {
@@ -117,6 +130,7 @@ class HostPage {
     this.showSession(!!sessionId);
     if (!sessionId) return;
     await this.guard(() => Promise.all([this.loadCatalog(), this.loadEvents()]).then(() => undefined));
+    document.body.dataset['session'] = sessionId;
   }
 
   private showSession(shown: boolean): void {
@@ -151,7 +165,7 @@ class HostPage {
       call,
     ]);
     card.dataset['tool'] = tool.name;
-    call.addEventListener('click', () => void this.callAsModel(tool.name, args.value));
+    call.addEventListener('click', () => this.run(() => this.callAsModel(tool.name, args.value)));
     return card;
   }
 
@@ -182,15 +196,17 @@ class HostPage {
     for (const confirmed of [true, false]) {
       const button = el('button', { textContent: confirmed ? 'Approve' : 'Decline' });
       button.addEventListener('click', () =>
-        void this.guard(async () => {
-          const { body } = await this.api.post<{ eventId: number }>(`/v1/sessions/${encodeURIComponent(this.sessionId)}/confirmations/${c.confirmationId}`, {
-            appName: this.appName,
-            confirmed,
-          });
-          box.remove();
-          if (confirmed && body?.eventId) this.openOnArrival.add(body.eventId);
-          await this.loadEvents();
-        }),
+        this.run(() =>
+          this.guard(async () => {
+            const { body } = await this.api.post<{ eventId: number }>(`/v1/sessions/${encodeURIComponent(this.sessionId)}/confirmations/${c.confirmationId}`, {
+              appName: this.appName,
+              confirmed,
+            });
+            box.remove();
+            if (confirmed && body?.eventId) this.openOnArrival.add(body.eventId);
+            await this.loadEvents();
+          }),
+        ),
       );
       box.append(button);
     }
@@ -213,7 +229,10 @@ class HostPage {
       ...(event.functionCalls ?? []).map((c) => el('p', { className: 'call', textContent: `→ ${c.name}(${JSON.stringify(c.args ?? {})})` })),
       ...(event.functionResponses ?? []).map((r) => el('p', { className: 'response', textContent: `← ${r.name}: ${summary(r.response)}` })),
     ];
-    const card = el('article', { className: 'event' }, [el('h3', { textContent: `#${event.id} · ${event.author} · ${new Date(event.timestamp).toLocaleTimeString()}` }), ...lines]);
+    const card = el('article', { className: 'event' }, [
+      el('h3', { textContent: `#${event.id} · ${event.author} · ${new Date(event.timestamp).toLocaleTimeString()}` }),
+      ...lines,
+    ]);
     card.dataset['eventId'] = String(event.id);
     for (const widget of event.widgets ?? []) {
       const functionCallId = widget.correlation?.functionCallId ?? (event.functionCalls ?? [])[0]?.id;

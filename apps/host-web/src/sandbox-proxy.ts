@@ -10,7 +10,12 @@ const PROXY_READY = 'ui/notifications/sandbox-proxy-ready';
 const RESOURCE_READY = 'ui/notifications/sandbox-resource-ready';
 /** The View runs scripts on this origin; no forms (the CSP has `form-action 'none'`), popups, or top navigation. */
 const INNER_SANDBOX = 'allow-scripts allow-same-origin';
-const PERMISSION_FEATURES: Record<string, string> = { camera: 'camera', microphone: 'microphone', geolocation: 'geolocation', clipboardWrite: 'clipboard-write' };
+const PERMISSION_FEATURES: Record<string, string> = {
+  camera: 'camera',
+  microphone: 'microphone',
+  geolocation: 'geolocation',
+  clipboardWrite: 'clipboard-write',
+};
 
 interface ResourceReadyParams {
   html?: unknown;

@@ -90,6 +90,8 @@ export class WidgetView {
     this.say('Opening the View…');
     try {
       const { body } = await this.api.post<OpenView>('/v1/views', { ...this.target, hostContext: hostContextOfPage() });
+      // Closed while the bootstrap ran: the new View is closed at once instead of rendered.
+      if (this.closed) return void (await this.api.call('DELETE', `/v1/views/${body.viewId}`).catch(() => undefined));
       if (body.mode === 'live') await this.renderLive(body);
       else this.renderPlaceholder(body);
     } catch (error) {

@@ -36,7 +36,11 @@ export class HostPage {
   private gatewayServer: Server | undefined;
 
   constructor(private readonly options: HostPageOptions) {
-    this.sandbox = new SandboxServer({ proxyJs: options.assets.proxyJs, development: options.development, isHostOrigin: (origin) => this.isHostOrigin(origin) });
+    this.sandbox = new SandboxServer({
+      proxyJs: options.assets.proxyJs,
+      development: options.development,
+      isHostOrigin: (origin) => this.isHostOrigin(origin),
+    });
   }
 
   get assets(): HostAssets {
@@ -58,7 +62,7 @@ export class HostPage {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || preferred === 0) throw error;
       this.sandboxPort = await this.sandbox.listen(0, bindHost);
-      this.options.logger.warn({ preferred, port: this.sandboxPort }, 'the sandbox port after the gateway\'s is taken: the sandbox listens on a free one');
+      this.options.logger.warn({ preferred, port: this.sandboxPort }, "the sandbox port after the gateway's is taken: the sandbox listens on a free one");
     }
   }
 
@@ -73,7 +77,11 @@ export class HostPage {
   sandboxOrigin(): string {
     if (this.options.settings.sandboxOrigin) return this.options.settings.sandboxOrigin;
     if (this.sandboxPort === undefined) throw new Error('the sandbox listener has not started');
-    const host = ['0.0.0.0', '::', ''].includes(this.options.bindHost) ? '127.0.0.1' : this.options.bindHost.includes(':') ? `[${this.options.bindHost}]` : this.options.bindHost;
+    const host = ['0.0.0.0', '::', ''].includes(this.options.bindHost)
+      ? '127.0.0.1'
+      : this.options.bindHost.includes(':')
+        ? `[${this.options.bindHost}]`
+        : this.options.bindHost;
     return `http://${host}:${this.sandboxPort}`;
   }
 

@@ -37,7 +37,14 @@ export const hostPageSettingsSchema = z
       z
         .string()
         .optional()
-        .transform((raw) => [...new Set((raw ?? '').split(',').map((s) => s.trim()).filter(Boolean))]),
+        .transform((raw) => [
+          ...new Set(
+            (raw ?? '')
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean),
+          ),
+        ]),
     ),
   })
   .transform((env): HostPageSettings => ({ sandboxPort: env.APPHOST_SANDBOX_PORT, sandboxOrigin: env.APPHOST_SANDBOX_ORIGIN, apps: env.APPHOST_HOST_APPS }));

@@ -12,7 +12,11 @@ describe('sandboxCspOf', () => {
 
   it('serves exactly what the builder produced for a declaration', () => {
     const built = buildViewCsp(
-      { connectDomains: ['https://api.example.com', 'wss://live.example.com'], resourceDomains: ['https://cdn.example.com'], frameDomains: ['https://embed.example.com'] },
+      {
+        connectDomains: ['https://api.example.com', 'wss://live.example.com'],
+        resourceDomains: ['https://cdn.example.com'],
+        frameDomains: ['https://embed.example.com'],
+      },
       prod,
     ).header;
     expect(sandboxCspOf(built, prod)).toBe(built);

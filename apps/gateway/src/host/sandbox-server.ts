@@ -67,7 +67,8 @@ export class SandboxServer {
     if (!origin || !this.options.isHostOrigin(origin))
       return refuse(res, 'PERMISSION_DENIED', 'SANDBOX_HOST_NOT_ALLOWED', 'the host page origin may not embed Views');
     const declared = req.query['csp'];
-    const csp = declared === undefined ? sandboxCspOf(undefined, this.options) : typeof declared === 'string' ? sandboxCspOf(declared, this.options) : undefined;
+    const csp =
+      declared === undefined ? sandboxCspOf(undefined, this.options) : typeof declared === 'string' ? sandboxCspOf(declared, this.options) : undefined;
     if (!csp) return refuse(res, 'INVALID_ARGUMENT', 'SANDBOX_CSP_INVALID', 'the csp parameter is not a View policy AppHost builds');
     res.set({
       'Content-Type': 'text/html; charset=utf-8',
