@@ -1,5 +1,5 @@
 import type { Page, Response } from 'playwright-core';
-import { fixtureServerCommand } from '@apphost/testing';
+import { eventually, fixtureServerCommand } from '@apphost/testing';
 import { launchChromium, probeTarget, screenshotPath, startNpmStart, viewFrameOf, type StartedPlane } from './browser-harness';
 
 /**
@@ -8,6 +8,16 @@ import { launchChromium, probeTarget, screenshotPath, startNpmStart, viewFrameOf
  * toolset is allowed the same way the demo's are: its exact stdio spec in REGISTRY_STDIO_ALLOWLIST.
  */
 jest.setTimeout(240_000);
+
+/** Evaluated in a frame: its document, string globals, storage, URL and name (the browser's lib is not the tree's). */
+const EVERYTHING_A_FRAME_HOLDS = `(() => {
+  let globals = '';
+  for (const key of Object.getOwnPropertyNames(window)) {
+    try { const value = window[key]; globals += key + '=' + (typeof value === 'string' ? value : '') + ';'; } catch (e) { /* cross-origin accessor */ }
+  }
+  const storage = (s) => { try { return JSON.stringify({ ...s }); } catch (e) { return ''; } };
+  return document.documentElement.outerHTML + globals + storage(localStorage) + storage(sessionStorage) + location.href + window.name;
+})()`;
 
 const probeArgs = (allowed: string, blocked: string) => fixtureServerCommand('view-probe', [`--allowed=${allowed}`, `--blocked=${blocked}`]);
 
@@ -58,16 +68,13 @@ describe('reference host page in Chromium', () => {
       await appInput.fill(app);
       await appInput.dispatchEvent('change');
     }
-    const before = await page.evaluate(() => document.body.dataset['session'] ?? '');
+    const before = await page.locator('body').getAttribute('data-session');
     await page.click('#new-session');
-    await page.waitForFunction(
-      ([appName, previous]) =>
-        document.body.dataset['app'] === appName &&
-        !!document.body.dataset['session'] &&
-        document.body.dataset['session'] !== previous &&
-        document.body.dataset['busy'] === 'false',
-      [app, before] as const,
-    );
+    await eventually(async () => {
+      const body = page.locator('body');
+      const [shownApp, session, busy] = await Promise.all(['data-app', 'data-session', 'data-busy'].map((name) => body.getAttribute(name)));
+      return shownApp === app && !!session && session !== before && busy === 'false';
+    }, 30_000);
     const card = page.locator(`article.tool[data-tool="${tool}"]`);
     await card.waitFor();
     await card.locator('textarea').fill(JSON.stringify(args));
@@ -82,10 +89,10 @@ describe('reference host page in Chromium', () => {
     await page.goto(plane.hostLink);
     await page.locator('#signed-in').waitFor();
     expect(page.url()).not.toContain(plane.token);
-    expect(await page.evaluate(() => sessionStorage.getItem('apphost.token'))).toBe(plane.token);
-    expect(await page.evaluate(() => document.cookie)).toBe('');
+    expect(await page.evaluate('sessionStorage.getItem("apphost.token")')).toBe(plane.token);
+    expect(await page.evaluate('document.cookie')).toBe('');
     expect((await browser.context.cookies()).length).toBe(0);
-    expect(await page.locator('#apps option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value))).toEqual(
+    expect(await page.locator('#apps option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual(
       expect.arrayContaining(['demo', 'monitor', 'probe']),
     );
   });
@@ -98,7 +105,7 @@ describe('reference host page in Chromium', () => {
     const hostOrigin = new URL(page.url()).origin;
     expect(proxy && new URL(proxy.url()).origin).not.toBe(hostOrigin);
     expect(proxy?.url()).toMatch(/\/sandbox\/proxy\?/);
-    expect(await view.evaluate(() => self.origin)).not.toBe(hostOrigin);
+    expect(await view.evaluate('self.origin')).not.toBe(hostOrigin);
     await page.screenshot({ path: screenshotPath('basic-vanillajs'), fullPage: true });
   });
 
@@ -119,25 +126,7 @@ describe('reference host page in Chromium', () => {
     // The grant the page holds is nowhere in the View's document, storage or globals, nor in the proxy's.
     expect(grants.length).toBeGreaterThan(0);
     for (const frame of [view, view.parentFrame()!]) {
-      const everything = await frame.evaluate(() => {
-        let globals = '';
-        for (const key of Object.getOwnPropertyNames(window)) {
-          try {
-            const value = (window as unknown as Record<string, unknown>)[key];
-            globals += `${key}=${typeof value === 'string' ? value : ''};`;
-          } catch {
-            // a cross-origin accessor: not the View's own
-          }
-        }
-        const storage = (s: Storage) => {
-          try {
-            return JSON.stringify({ ...s });
-          } catch {
-            return '';
-          }
-        };
-        return document.documentElement.outerHTML + globals + storage(localStorage) + storage(sessionStorage) + location.href + window.name;
-      });
+      const everything = await frame.evaluate<string>(EVERYTHING_A_FRAME_HOLDS);
       for (const grant of grants) expect(everything).not.toContain(grant);
     }
     await page.screenshot({ path: screenshotPath('view-probe'), fullPage: true });
@@ -159,17 +148,55 @@ describe('reference host page in Chromium', () => {
     expect(await viewState(viewId!)).toBe('CLOSED');
   });
 
+  it("basic-vanillajs's server-time button (a View tools/call through the governed RPC) updates the View", async () => {
+    await callAsModel('demo', 'get-time');
+    const view = await viewFrameOf(page, async (frame) => (await frame.locator('body').innerText()).includes('Server Time'));
+    const shown = () => view.locator('body').innerText();
+    const before = await shown();
+    await page.waitForTimeout(1100);
+    await view.getByRole('button', { name: 'Get Server Time' }).click();
+    await expect(
+      (async () => {
+        for (const deadline = Date.now() + 20_000; Date.now() < deadline; await page.waitForTimeout(200)) if ((await shown()) !== before) return 'updated';
+        return 'unchanged';
+      })(),
+    ).resolves.toBe('updated');
+  });
+
+  it("the probe View's own calls: a model-only tool is refused (TOOL_NOT_APP_VISIBLE), an app-only one served", async () => {
+    await callAsModel('probe', 'probe');
+    const view = await viewFrameOf(page, async (frame) => (await frame.locator('#verdict').getAttribute('data-complete')) === 'true');
+    const report = JSON.parse(await view.locator('#verdict').innerText()) as { verdict: string; checks: Record<string, boolean>; notes: unknown };
+    expect(report.checks).toMatchObject({ modelOnlyRefused: true, appOnlyServed: true });
+    expect(report.verdict).toBe('PASS');
+  });
+
+  it("the system monitor's View polls the app-only poll-system-stats through the governed RPC, and its audit events appear", async () => {
+    const widget = await callAsModel('monitor', 'get-system-info');
+    await expectLive(widget);
+    await page.locator('#show-audit').check();
+    const audit = page.locator('article.audit', { hasText: 'poll-system-stats' });
+    await expect(
+      (async () => {
+        for (const deadline = Date.now() + 30_000; Date.now() < deadline; await page.waitForTimeout(1000)) {
+          await page.click('#refresh-events');
+          if ((await audit.count()) > 0) return 'audited';
+        }
+        return 'no audit event';
+      })(),
+    ).resolves.toBe('audited');
+    expect(await audit.first().innerText()).toContain('executed');
+    await page.screenshot({ path: screenshotPath('system-monitor'), fullPage: true });
+  });
+
   async function expectLive(widget: ReturnType<Page['locator']>): Promise<void> {
     await expect(widgetState(widget, 'live')).resolves.toBe('live');
   }
 
   async function widgetState(widget: ReturnType<Page['locator']>, want = 'closed'): Promise<string | null> {
-    await widget
-      .page()
-      .waitForFunction(([element, state]) => (element as HTMLElement).dataset['state'] === state, [await widget.elementHandle(), want] as const, {
-        timeout: 30_000,
-      });
-    return widget.getAttribute('data-state');
+    return eventually(async () => ((await widget.getAttribute('data-state')) === want ? want : undefined), 30_000, 100).catch(async () => {
+      throw new Error(`the widget never reached ${want}: ${JSON.stringify(await widget.evaluate((e) => e.outerHTML.slice(0, 600)))}`);
+    });
   }
 
   async function viewState(viewId: string): Promise<string> {

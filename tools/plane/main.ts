@@ -19,7 +19,8 @@ async function main(): Promise<void> {
   }
   const plane = await startPlane(config, process.env);
   // The host page link carries the development token in its fragment (never sent to a server); jwt mode has none.
-  const token = (process.env.AUTH_MODE ?? 'development') === 'development' && fs.existsSync(plane.tokenFile) ? fs.readFileSync(plane.tokenFile, 'utf8').trim() : undefined;
+  const token =
+    (process.env.AUTH_MODE ?? 'development') === 'development' && fs.existsSync(plane.tokenFile) ? fs.readFileSync(plane.tokenFile, 'utf8').trim() : undefined;
   process.stdout.write(
     `\nAppHost is running at ${plane.url}\n` +
       (token ? `  open the host page: ${plane.hostUrl}#token=${token}\n` : `  host page: ${plane.hostUrl}\n`) +

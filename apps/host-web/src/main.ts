@@ -23,6 +23,10 @@ interface CatalogTool {
 interface PublicEvent {
   id: number;
   author: string;
+  /** `app_audit` for a View operation's audit event (listed only with "app audit events" on). */
+  audience?: string;
+  content?: Record<string, unknown>;
+  customMetadata?: Record<string, unknown>;
   timestamp: string;
   functionCalls?: { id: string; name: string; args?: Record<string, unknown> }[];
   functionResponses?: { id: string; name: string; response?: Record<string, unknown> }[];
@@ -68,6 +72,7 @@ class HostPage {
     $('new-session').addEventListener('click', () => this.run(() => this.createSession()));
     $('delete-session').addEventListener('click', () => this.run(() => this.deleteSession()));
     $('refresh-events').addEventListener('click', () => this.run(() => this.guard(() => this.loadEvents())));
+    $('show-audit').addEventListener('change', () => this.run(() => this.guard(() => this.loadEvents())));
     $('sign-out').addEventListener('click', () => {
       sessionStorage.removeItem(TOKEN_KEY);
       location.reload();
@@ -214,7 +219,11 @@ class HostPage {
   }
 
   private async loadEvents(): Promise<void> {
-    const page = await this.api.get<{ events: PublicEvent[] }>(`/v1/sessions/${encodeURIComponent(this.sessionId)}/events?${this.query()}&limit=200`);
+    // App audit events never reach a model; the page shows them only when asked (`audience=all`).
+    const audience = ($('show-audit') as HTMLInputElement).checked ? '&audience=all' : '';
+    const page = await this.api.get<{ events: PublicEvent[] }>(
+      `/v1/sessions/${encodeURIComponent(this.sessionId)}/events?${this.query()}&limit=200${audience}`,
+    );
     const list = $('events');
     const seen = new Set<string>();
     const cards = page.events.map((event) => this.eventCard(event, seen));

@@ -10,7 +10,9 @@ const connection = (over: Partial<{ command: string; args: string[]; env: Record
 });
 
 describe('stdioAllowed', () => {
-  const allowlisted = parseRegistryConfig({ REGISTRY_STDIO_ALLOWLIST: JSON.stringify([{ command: 'node_modules/.bin/mcp-server-basic-vanillajs', args: ['--stdio'] }]) });
+  const allowlisted = parseRegistryConfig({
+    REGISTRY_STDIO_ALLOWLIST: JSON.stringify([{ command: 'node_modules/.bin/mcp-server-basic-vanillajs', args: ['--stdio'] }]),
+  });
 
   it('allows every stdio spec when REGISTRY_ALLOW_STDIO is set', () => {
     expect(stdioAllowed(connection({ command: 'anything' }), parseRegistryConfig({ REGISTRY_ALLOW_STDIO: 'true' }))).toBe(true);

@@ -118,7 +118,13 @@ function sessionPaths(): Record<string, unknown> {
         parameters: [
           appNameParam,
           userIdParam,
-          { name: 'limit', in: 'query', required: false, description: 'At most this many (1-200, default 100)', schema: { type: 'integer', minimum: 1, maximum: 200 } },
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            description: 'At most this many (1-200, default 100)',
+            schema: { type: 'integer', minimum: 1, maximum: 200 },
+          },
         ],
         responses: { '200': { description: 'The sessions', ...ref('SessionList') }, ...sessionErrors },
       },

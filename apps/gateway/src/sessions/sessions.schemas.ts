@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { appNameSchema, creationOperationIdSchema, publicEventSchema, sessionIdSchema, sessionStateSchema, sessionSummarySchema, userIdSchema } from '@apphost/contracts';
+import {
+  appNameSchema,
+  creationOperationIdSchema,
+  publicEventSchema,
+  sessionIdSchema,
+  sessionStateSchema,
+  sessionSummarySchema,
+  userIdSchema,
+} from '@apphost/contracts';
 import { USER_ID_DESCRIPTION } from '../http/request-input';
 
 /** `POST /v1/sessions` body; `userId` defaults to the principal's subject (another user only for a `delegate`, else 404). */

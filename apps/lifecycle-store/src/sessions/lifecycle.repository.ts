@@ -85,7 +85,12 @@ export class LifecycleRepository {
         LIMIT $4`,
       [owner.tenant, owner.appName, owner.userId, limit],
     );
-    return rows.map((row) => ({ sessionId: row.session_id, incarnation: Number(row.incarnation), state: row.state, createdAt: new Date(row.created_at).toISOString() }));
+    return rows.map((row) => ({
+      sessionId: row.session_id,
+      incarnation: Number(row.incarnation),
+      state: row.state,
+      createdAt: new Date(row.created_at).toISOString(),
+    }));
   }
 
   async load(key: SessionKey): Promise<LifecycleRecord | null> {

@@ -22,7 +22,9 @@ describeOnPostgres('lifecycle-store list-sessions', (target) => {
       await create('chooser', 'gone');
       await create('chooser', 'bobs', 'bob');
       await create('other-app', 'elsewhere');
-      await expect(h.client.request(LifecycleDeleteSession, { session: { ...owner('chooser'), sessionId: 'gone' } })).resolves.toMatchObject({ state: 'DELETED' });
+      await expect(h.client.request(LifecycleDeleteSession, { session: { ...owner('chooser'), sessionId: 'gone' } })).resolves.toMatchObject({
+        state: 'DELETED',
+      });
 
       const { sessions: listed } = await h.client.request(LifecycleListSessions, { owner: owner('chooser') });
       expect(listed.map((s) => s.sessionId)).toEqual(['second', 'first']);
