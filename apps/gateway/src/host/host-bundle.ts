@@ -97,7 +97,7 @@ function packageVersion(root: string, name: string): string {
 
 function loadEsbuild(): typeof import('esbuild') | undefined {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports -- optional: absent from a production image
+    // Optional: a production image has no esbuild (it serves the bundle built into the image).
     return require('esbuild') as typeof import('esbuild');
   } catch {
     return undefined;
