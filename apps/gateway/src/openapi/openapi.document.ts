@@ -67,6 +67,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Text exposition format' } } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
+      ...hostPagePaths(),
       ...sessionPaths(),
       ...viewTokenPaths(),
       ...adminPaths(),
@@ -108,6 +109,35 @@ const sessionErrors = {
   '403': errorResponse('The token lacks the runtime scope'),
   '404': errorResponse("No such session for this principal (another tenant's or user's sessions read as absent)"),
 };
+
+/** The reference web host's files (public: they hold no data; the page signs in with a token the user brings). */
+function hostPagePaths(): Record<string, unknown> {
+  const file = (summary: string, type: string) => ({ get: { summary, security: [], responses: { '200': { description: summary, content: { [type]: {} } } } } });
+  return {
+    '/host': file('The reference host page (its own CSP: frames only from the sandbox origin)', 'text/html'),
+    '/host/app.js': file("The host page's script (bundled from apps/host-web)", 'text/javascript'),
+    '/host/config.json': {
+      get: {
+        summary: "The host page's settings: the sandbox origin Views render on, and the apps its chooser offers",
+        security: [],
+        responses: {
+          '200': {
+            description: '{ sandboxOrigin, apps }',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['sandboxOrigin', 'apps'],
+                  properties: { sandboxOrigin: { type: 'string' }, apps: { type: 'array', items: { type: 'string' } } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
 
 /** The runtime API's session routes (lifecycle-store behind them). */
 function sessionPaths(): Record<string, unknown> {
