@@ -1,5 +1,7 @@
 import type { Page, Response } from 'playwright-core';
-import { eventually, fixtureServerCommand } from '@apphost/testing';
+import fs from 'node:fs';
+import path from 'node:path';
+import { eventually, fixtureServerCommand, REPO_ROOT } from '@apphost/testing';
 import { launchChromium, probeTarget, screenshotPath, startNpmStart, viewFrameOf, type StartedPlane } from './browser-harness';
 
 /**
@@ -8,6 +10,8 @@ import { launchChromium, probeTarget, screenshotPath, startNpmStart, viewFrameOf
  * toolset is allowed the same way the demo's are: its exact stdio spec in REGISTRY_STDIO_ALLOWLIST.
  */
 jest.setTimeout(240_000);
+
+const SHORT_LEASE_MS = 4000;
 
 /** Evaluated in a frame: its document, string globals, storage, URL and name (the browser's lib is not the tree's). */
 const EVERYTHING_A_FRAME_HOLDS = `(() => {
@@ -35,14 +39,21 @@ describe('reference host page in Chromium', () => {
     const probe = probeArgs(allowed.origin, blocked.origin);
     plane = await startNpmStart({
       REGISTRY_STDIO_ALLOWLIST: JSON.stringify([{ command: probe.command, args: probe.args, cwd: probe.cwd }]),
-      CATALOG_APP_TOOLSETS: JSON.stringify({ probe: [{ toolsetId: 'probe' }] }),
+      CATALOG_APP_TOOLSETS: JSON.stringify({ probe: [{ toolsetId: 'probe' }, { toolsetId: 'probe-lease' }] }),
     });
-    const put = await fetch(`${plane.base}/v1/toolsets/probe`, {
-      method: 'PUT',
-      headers: { Authorization: `Bearer ${plane.token}`, 'Content-Type': 'application/json' },
-      body: JSON.stringify({ connection: { kind: 'stdio', ...probe }, profileId: 'demo', requireConfirmation: false }),
-    });
-    expect(put.status).toBeLessThan(300);
+    const put = (what: string, body: unknown) =>
+      fetch(`${plane.base}/v1/${what}`, {
+        method: 'PUT',
+        headers: { Authorization: `Bearer ${plane.token}`, 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((res) => res.status);
+    // The same probe under a profile whose View lease is 4 s ("lease_probe"): the page must keep renewing it.
+    const demoProfile = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'demo-profile.json'), 'utf8')) as Record<string, unknown>;
+    expect(await put('profiles/short-lease', { ...demoProfile, views: { leaseMs: SHORT_LEASE_MS } })).toBeLessThan(300);
+    expect(await put('toolsets/probe', { connection: { kind: 'stdio', ...probe }, profileId: 'demo', requireConfirmation: false })).toBeLessThan(300);
+    expect(
+      await put('toolsets/probe-lease', { connection: { kind: 'stdio', ...probe }, profileId: 'short-lease', namePrefix: 'lease', requireConfirmation: false }),
+    ).toBeLessThan(300);
     browser = await launchChromium();
     page = await browser.context.newPage();
     page.on('response', (response: Response) => {
@@ -80,9 +91,19 @@ describe('reference host page in Chromium', () => {
     await card.locator('textarea').fill(JSON.stringify(args));
     await card.locator('button').click();
     const widget = page.locator('section.widget');
-    await widget.waitFor();
+    // The widget, or the page's own words for what went wrong.
+    await eventually(async () => (await widget.count()) > 0 || ((await page.locator('#error').textContent()) ?? '') !== '', 60_000, 100);
+    const shownError = (await page.locator('#error').textContent()) ?? '';
+    expect(shownError).toBe('');
     return widget;
   }
+
+  it('npm start registered the demo: its toolsets are bound to the example profile (their widgets render as Views)', async () => {
+    for (const toolsetId of ['vanilla', 'careful', 'system-monitor']) {
+      const res = await fetch(`${plane.base}/v1/toolsets/${toolsetId}`, { headers: { Authorization: `Bearer ${plane.token}` } });
+      expect(await res.json()).toMatchObject({ toolsetId, profileId: 'demo', state: 'PROFILE_BOUND' });
+    }
+  });
 
   it('signs in from the banner link: the token moves to session storage and leaves the URL; no cookie', async () => {
     expect(plane.hostLink).toMatch(/\/host\/#token=/);
@@ -150,6 +171,18 @@ describe('reference host page in Chromium', () => {
     expect(await viewState(viewId ?? '')).toBe('CLOSED');
   });
 
+  it('renews the lease of a visible View: it stays ACTIVE well past its first expiry', async () => {
+    const widget = await callAsModel('probe', 'lease_probe');
+    await expectLive(widget);
+    const viewId = (await widget.getAttribute('data-view-id')) ?? '';
+    const first = await viewSnapshot(viewId);
+    await page.waitForTimeout(SHORT_LEASE_MS * 2.5);
+    const later = await viewSnapshot(viewId);
+    expect(later).toMatchObject({ state: 'ACTIVE', reason: null });
+    expect(Date.parse(later.expiresAt)).toBeGreaterThan(Date.parse(first.expiresAt) + SHORT_LEASE_MS);
+    expect(Date.parse(later.expiresAt)).toBeGreaterThan(Date.now());
+  });
+
   it("basic-vanillajs's server-time button (a View tools/call through the governed RPC) updates the View", async () => {
     await callAsModel('demo', 'get-time');
     const view = await viewFrameOf(page, async (frame) => (await frame.locator('body').innerText()).includes('Server Time'));
@@ -198,9 +231,13 @@ describe('reference host page in Chromium', () => {
     });
   }
 
-  async function viewState(viewId: string): Promise<string> {
+  async function viewSnapshot(viewId: string): Promise<{ state: string; reason: string | null; expiresAt: string }> {
     expect(viewId).toMatch(/^vw-/);
     const res = await fetch(`${plane.base}/v1/views/${viewId}`, { headers: { Authorization: `Bearer ${plane.token}` } });
-    return ((await res.json()) as { state: string }).state;
+    return (await res.json()) as { state: string; reason: string | null; expiresAt: string };
+  }
+
+  async function viewState(viewId: string): Promise<string> {
+    return (await viewSnapshot(viewId)).state;
   }
 });

@@ -79,12 +79,12 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
     let url = '';
     for (const definition of loadServiceDefinitions()) {
       const isGateway = definition.name === 'gateway';
-      // The demo is registered before the gateway listens: once the plane answers HTTP, its examples are there.
-      if (isGateway && demo) await registerDemo(demo, transport);
       const service = await startService(definition, { env: serviceEnv, transport, http: isGateway, processMetrics: isGateway, logger });
       running.push(service);
       if (isGateway) url = service.url!.replace('[::1]', 'localhost');
     }
+    // After the gateway: binding a toolset to the demo profile probes the profile's providers, the gateway among them.
+    if (demo) await registerDemo(demo, transport);
     return { url, hostUrl: `${url}/host/`, tokenFile: serviceEnv.AUTH_DEV_TOKEN_FILE, demo: demo !== undefined, stop };
   } catch (error) {
     await stop();
