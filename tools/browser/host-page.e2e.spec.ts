@@ -99,7 +99,7 @@ describe('reference host page in Chromium', () => {
   }
 
   it('npm start registered the demo: its toolsets are bound to the example profile (their widgets render as Views)', async () => {
-    for (const toolsetId of ['vanilla', 'careful', 'system-monitor']) {
+    for (const toolsetId of ['vanilla', 'careful', 'monitor']) {
       const res = await fetch(`${plane.base}/v1/toolsets/${toolsetId}`, { headers: { Authorization: `Bearer ${plane.token}` } });
       expect(await res.json()).toMatchObject({ toolsetId, profileId: 'demo', state: 'PROFILE_BOUND' });
     }
