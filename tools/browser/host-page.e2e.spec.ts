@@ -1,6 +1,7 @@
 import type { Page, Response } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { eventually, fixtureServerCommand, REPO_ROOT } from '@apphost/testing';
 import { launchChromium, probeTarget, screenshotPath, startNpmStart, viewFrameOf, type StartedPlane } from './browser-harness';
 
@@ -99,7 +100,7 @@ describe('reference host page in Chromium', () => {
   }
 
   it('npm start registered the demo: its toolsets are bound to the example profile (their widgets render as Views)', async () => {
-    for (const toolsetId of ['vanilla', 'careful', 'monitor']) {
+    for (const toolsetId of ['vanilla', 'careful', 'monitor', 'pdf']) {
       const res = await fetch(`${plane.base}/v1/toolsets/${toolsetId}`, { headers: { Authorization: `Bearer ${plane.token}` } });
       expect(await res.json()).toMatchObject({ toolsetId, profileId: 'demo', state: 'PROFILE_BOUND' });
     }
@@ -114,7 +115,7 @@ describe('reference host page in Chromium', () => {
     expect(await page.evaluate('document.cookie')).toBe('');
     expect((await browser.context.cookies()).length).toBe(0);
     expect(await page.locator('#apps option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual(
-      expect.arrayContaining(['demo', 'monitor', 'probe']),
+      expect.arrayContaining(['demo', 'monitor', 'pdf', 'probe']),
     );
   });
 
@@ -219,6 +220,27 @@ describe('reference host page in Chromium', () => {
     ).resolves.toBe('audited');
     expect(await audit.first().innerText()).toContain('executed');
     await page.screenshot({ path: screenshotPath('system-monitor'), fullPage: true });
+  });
+
+  it("the PDF viewer's View renders a local PDF it reads through the app-only read_pdf_bytes", async () => {
+    const sample = pathToFileURL(path.join(REPO_ROOT, 'libs', 'testing', 'src', 'fixtures', 'sample.pdf')).href;
+    const widget = await callAsModel('pdf', 'display_pdf', { url: sample });
+    await expectLive(widget);
+    const view = await viewFrameOf(page, async (frame) => (await frame.locator('canvas').count()) > 0, 60_000);
+    expect(await view.locator('canvas').count()).toBeGreaterThan(0);
+    await page.locator('#show-audit').check();
+    const audit = page.locator('article.audit', { hasText: 'read_pdf_bytes' });
+    await expect(
+      eventually(
+        async () => {
+          await page.click('#refresh-events');
+          return (await audit.count()) > 0 ? 'audited' : undefined;
+        },
+        30_000,
+        1000,
+      ),
+    ).resolves.toBe('audited');
+    await page.screenshot({ path: screenshotPath('pdf'), fullPage: true });
   });
 
   async function expectLive(widget: ReturnType<Page['locator']>): Promise<void> {

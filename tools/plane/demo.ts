@@ -9,8 +9,8 @@ const EXAMPLES = path.join(__dirname, '..', '..', 'examples');
 /** The demo `npm start` registers: the example profile, its toolsets, and the apps whose catalogs they make. */
 const DEMO = {
   profiles: { demo: 'demo-profile.json' },
-  toolsets: { vanilla: 'vanilla-toolset.json', careful: 'careful-toolset.json', monitor: 'monitor-toolset.json' },
-  apps: { demo: ['vanilla', 'careful'], monitor: ['monitor'] },
+  toolsets: { vanilla: 'vanilla-toolset.json', careful: 'careful-toolset.json', monitor: 'monitor-toolset.json', pdf: 'pdf-toolset.json' },
+  apps: { demo: ['vanilla', 'careful'], monitor: ['monitor'], pdf: ['pdf'] },
 } as const;
 
 export interface DemoPlan {
