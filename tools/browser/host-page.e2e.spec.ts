@@ -189,8 +189,14 @@ describe('reference host page in Chromium', () => {
     const view = await viewFrameOf(page, async (frame) => (await frame.locator('body').innerText()).includes('Server Time'));
     // The time the View shows: the tool result's at first, the server's answer to the View's own call after the click.
     const shownTime = async () => Date.parse(/\d{4}-\d\d-\d\dT[\d:.]+Z/.exec(await view.locator('body').innerText())?.[0] ?? '');
-    const before = await shownTime();
-    expect(before).toBeGreaterThan(0);
+    const before = await eventually(
+      async () => {
+        const time = await shownTime();
+        return time > 0 ? time : undefined;
+      },
+      20_000,
+      100,
+    );
     await page.waitForTimeout(1100);
     await view.getByRole('button', { name: 'Get Server Time' }).click();
     await expect(eventually(async () => ((await shownTime()) > before ? 'a later server time' : undefined), 20_000, 200)).resolves.toBe('a later server time');
