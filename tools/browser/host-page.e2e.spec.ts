@@ -40,7 +40,7 @@ describe('reference host page in Chromium', () => {
     const probe = probeArgs(allowed.origin, blocked.origin);
     plane = await startNpmStart({
       REGISTRY_STDIO_ALLOWLIST: JSON.stringify([{ command: probe.command, args: probe.args, cwd: probe.cwd }]),
-      CATALOG_APP_TOOLSETS: JSON.stringify({ probe: [{ toolsetId: 'probe' }, { toolsetId: 'probe-lease' }] }),
+      CATALOG_APP_TOOLSETS: JSON.stringify({ probe: [{ toolsetId: 'probe' }, { toolsetId: 'probe-lease' }, { toolsetId: 'legacy' }] }),
     });
     const put = (what: string, body: unknown) =>
       fetch(`${plane.base}/v1/${what}`, {
@@ -55,6 +55,11 @@ describe('reference host page in Chromium', () => {
     expect(
       await put('toolsets/probe-lease', { connection: { kind: 'stdio', ...probe }, profileId: 'short-lease', namePrefix: 'lease', requireConfirmation: false }),
     ).toBeLessThan(300);
+    // The demo's basic-vanillajs spec (so already allowed) without a profile: its widgets are legacy, read-only.
+    const vanilla = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples', 'vanilla-toolset.json'), 'utf8')) as { connection: unknown };
+    expect(await put('toolsets/legacy', { connection: vanilla.connection, profileId: null, namePrefix: 'legacy', requireConfirmation: false })).toBeLessThan(
+      300,
+    );
     browser = await launchChromium();
     page = await browser.context.newPage();
     page.on('response', (response: Response) => {
@@ -170,6 +175,19 @@ describe('reference host page in Chromium', () => {
     await expect(widgetState(widget)).resolves.toBe('closed');
     const viewId = await widget.getAttribute('data-view-id');
     expect(await viewState(viewId ?? '')).toBe('CLOSED');
+  });
+
+  it('shows a legacy widget as the read-only placeholder, in words, with its action to run the tool again', async () => {
+    const widget = await callAsModel('probe', 'legacy_get-time');
+    await expect(widgetState(widget, 'placeholder')).resolves.toBe('placeholder');
+    expect(await widget.locator('.placeholder p').first().innerText()).toContain('without a host profile');
+    const action = widget.locator('.placeholder button');
+    expect(await action.count()).toBe(1);
+    const events = () => page.locator('article.event:not(.audit)').count();
+    const before = await events();
+    page.once('dialog', (dialog) => void dialog.accept());
+    await action.click();
+    await expect(eventually(async () => ((await events()) > before ? 'a new event' : undefined), 30_000, 200)).resolves.toBe('a new event');
   });
 
   it('renews the lease of a visible View: it stays ACTIVE well past its first expiry', async () => {

@@ -244,7 +244,9 @@ class HostPage {
     ]);
     card.dataset['eventId'] = String(event.id);
     for (const widget of event.widgets ?? []) {
-      const functionCallId = widget.correlation?.functionCallId ?? (event.functionCalls ?? [])[0]?.id;
+      // A descriptor names its call; a legacy widget names its tool, answered by one of the event's responses.
+      const responses = event.functionResponses ?? [];
+      const functionCallId = widget.correlation?.functionCallId ?? (responses.find((r) => r.name === widget.tool) ?? responses[0])?.id;
       if (!functionCallId) continue;
       const key = `${event.id}:${functionCallId}`;
       seen.add(key);
