@@ -6,6 +6,8 @@ describeServiceConfig(gatewayService, 'apps/gateway/src/main.ts', { AUTH_MODE: '
 describeServiceConfig(gatewayService, 'apps/gateway/src/main.ts', {
   AUTH_ORIGIN_ALLOWLIST: 'ftp://files.example.com',
   GATEWAY_VIEW_TOKEN_SECRET: 'not base64!',
+  APPHOST_SANDBOX_PORT: '99999',
+  APPHOST_SANDBOX_ORIGIN: 'ftp://sandbox.example.com',
 });
 describeServiceConfig(
   gatewayService,
