@@ -36,6 +36,8 @@ module.exports = [
             { sourceTag: 'scope:lifecycle-store', onlyDependOnLibsWithTags: ['scope:shared', 'scope:testing'] },
             { sourceTag: 'scope:governed-operations', onlyDependOnLibsWithTags: ['scope:shared', 'scope:testing'] },
             { sourceTag: 'scope:export-audit', onlyDependOnLibsWithTags: ['scope:shared', 'scope:testing'] },
+            // The browser page bundles only npm packages: no workspace lib runs in the browser.
+            { sourceTag: 'scope:host-web', onlyDependOnLibsWithTags: [] },
           ],
         },
       ],

@@ -7,7 +7,10 @@ const [severity, boundaries] = workspace.find((c) => c.rules?.['@nx/enforce-modu
 module.exports = [
   ...workspace,
   { files: ['**/*.ts'], rules: { '@nx/enforce-module-boundaries': [severity, { ...boundaries, allow: [...boundaries.allow, '@apphost/app-*'] }] } },
-  // Test-only files of the tools project: the benchmarks, the plane's test harnesses and the fault suite.
-  { files: ['bench/**/*.ts', 'plane/*-harness.ts', 'plane/plane-process.ts', 'faults/**/*.ts'], rules: { 'no-restricted-imports': 'off' } },
+  // Test-only files of the tools project: the benchmarks, the plane's and the browser suite's test harnesses and the fault suite.
+  {
+    files: ['bench/**/*.ts', 'plane/*-harness.ts', 'plane/plane-process.ts', 'browser/*-harness.ts', 'faults/**/*.ts'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
   { files: ['**/*.cjs'], rules: { '@typescript-eslint/no-require-imports': 'off' } },
 ];

@@ -369,7 +369,7 @@ describe.each(sources)('deployment policy: $name', ({ load }) => {
     }
   });
 
-  it('restricts traffic: HTTP port only, from the namespace (gateway: from anywhere); egress to DNS, NATS and own stores', () => {
+  it('restricts traffic: HTTP port only, from the namespace (gateway: from anywhere, and its sandbox port); egress to DNS, NATS and own stores', () => {
     const policies = ofKind<NetworkPolicy>(docs, 'NetworkPolicy');
     const problems: string[] = [];
     for (const service of SERVICE_NAMES) {
@@ -377,6 +377,9 @@ describe.each(sources)('deployment policy: $name', ({ load }) => {
       const labels = podLabels(deployment);
       const config = requireConfig(service, deployment);
       const httpPort = config.HTTP_PORT;
+      // The gateway also serves the web host's sandbox origin on its own port (APPHOST_SANDBOX_PORT).
+      const sandboxEnv = deployment.spec.template.spec.containers.flatMap((c) => c.env ?? []).find((e) => e.name === 'APPHOST_SANDBOX_PORT');
+      const sandboxPort = service === 'gateway' && sandboxEnv?.value !== undefined ? Number(sandboxEnv.value) : Number.NaN;
       const applying = policies.filter((p) => selects(p.spec.podSelector, labels));
       const types = (p: NetworkPolicy) => p.spec.policyTypes ?? (p.spec.egress ? ['Ingress', 'Egress'] : ['Ingress']);
       if (!applying.some((p) => types(p).includes('Ingress'))) problems.push(`${service}: no ingress policy (all ingress allowed)`);
@@ -385,7 +388,7 @@ describe.each(sources)('deployment policy: $name', ({ load }) => {
       const ingressRules = applying.flatMap((p) => (types(p).includes('Ingress') ? p.spec.ingress ?? [] : []));
       for (const rule of ingressRules) {
         const ports = rule.ports ?? [];
-        if (ports.length === 0 || ports.some((p) => !(p.port === httpPort || p.port === 'http') || (p.protocol ?? 'TCP') !== 'TCP')) {
+        if (ports.length === 0 || ports.some((p) => !(p.port === httpPort || p.port === 'http' || p.port === sandboxPort) || (p.protocol ?? 'TCP') !== 'TCP')) {
           problems.push(`${service}: an ingress rule opens more than the HTTP port (${JSON.stringify(rule.ports ?? 'all ports')})`);
         }
         if (service !== 'gateway') {
@@ -395,6 +398,9 @@ describe.each(sources)('deployment policy: $name', ({ load }) => {
       }
       if (service === 'gateway' && !ingressRules.some((r) => (!r.from || r.from.length === 0) && (r.ports ?? []).some((p) => portMatches(p, httpPort, 'http')))) {
         problems.push('gateway: its HTTP port is not open to all sources');
+      }
+      if (service === 'gateway' && !ingressRules.some((r) => (!r.from || r.from.length === 0) && (r.ports ?? []).some((p) => portMatches(p, sandboxPort, 'sandbox')))) {
+        problems.push('gateway: its sandbox port (APPHOST_SANDBOX_PORT) is not open to all sources');
       }
 
       const egressRules = applying.flatMap((p) => (types(p).includes('Egress') ? p.spec.egress ?? [] : []));

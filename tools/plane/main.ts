@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import fs from 'node:fs';
 import { ConfigError } from '@apphost/runtime';
 import { parsePlaneConfig } from './plane-config';
 import { startPlane } from './plane';
@@ -16,10 +17,9 @@ async function main(): Promise<void> {
     process.stderr.write(`${error instanceof ConfigError ? error.message : String(error)}\n`);
     process.exit(2);
   }
-  const plane = await startPlane(config, process.env);
-  process.stdout.write(
-    `\nAppHost is running at ${plane.url}\n  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`,
-  );
+  // The handlers come first: the gateway answers HTTP before the demo is registered, and a signal in between must
+  // still stop the plane in order (once it has started).
+  const starting = startPlane(config, process.env);
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) {
@@ -29,13 +29,27 @@ async function main(): Promise<void> {
     }
     stopping = true;
     process.stdout.write(`\n${signal}: stopping AppHost (services, then the database; again to force)…\n`);
-    plane.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
+    starting
+      .then((plane) => plane.stop())
+      .then(
+        () => process.exit(0),
+        () => process.exit(1),
+      );
   };
   process.on('SIGINT', () => shutdown('SIGINT'));
   process.on('SIGTERM', () => shutdown('SIGTERM'));
+
+  const plane = await starting;
+  if (stopping) return;
+  // The host page link carries the development token in its fragment (never sent to a server); jwt mode has none.
+  const token =
+    (process.env.AUTH_MODE ?? 'development') === 'development' && fs.existsSync(plane.tokenFile) ? fs.readFileSync(plane.tokenFile, 'utf8').trim() : undefined;
+  process.stdout.write(
+    `\nAppHost is running at ${plane.url}\n` +
+      (token ? `  open the host page: ${plane.hostUrl}#token=${token}\n` : `  host page: ${plane.hostUrl}\n`) +
+      (plane.demo ? '  demo apps registered from examples/ (APPHOST_DEMO=false to skip)\n' : '') +
+      `  development token: ${plane.tokenFile}\n  try: curl -H "Authorization: Bearer $(cat ${plane.tokenFile})" ${plane.url}/v1/services\n\n`,
+  );
 }
 
 main().catch((error: unknown) => {

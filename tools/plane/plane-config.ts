@@ -12,6 +12,11 @@ const planeConfigSchema = z.object({
   REDIS_URL: z.string().min(1).optional(),
   BUS_SUBJECT_PREFIX: commonConfigSchema.shape.BUS_SUBJECT_PREFIX,
   OTEL_EXPORTER_OTLP_ENDPOINT: commonConfigSchema.shape.OTEL_EXPORTER_OTLP_ENDPOINT,
+  /** Development only: register the example profile and toolsets (and allow exactly their stdio servers) at start. */
+  APPHOST_DEMO: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
 });
 

@@ -4,12 +4,17 @@ import path from 'node:path';
 import { InProcessTransport, NatsTransport, type BusTransport } from '@apphost/bus';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '@apphost/persistence';
 import { createLogger, startService, startTracing, type RunningService } from '@apphost/runtime';
+import { demoEnv, loadDemo, registerDemo } from './demo';
 import type { PlaneConfig } from './plane-config';
 import { loadServiceDefinitions } from './services';
 
 export interface RunningPlane {
   url: string;
   tokenFile: string;
+  /** The reference host page (`<url>/host/`). */
+  hostUrl: string;
+  /** Whether the example profile and toolsets were registered (development, unless APPHOST_DEMO=false). */
+  demo: boolean;
   /** Services in reverse start order (gateway first), the embedded database last. */
   stop(): Promise<void>;
 }
@@ -51,8 +56,11 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
     }
 
     const tokenFile = path.join(config.home, 'dev-token');
+    const development = (env.AUTH_MODE ?? 'development') === 'development';
+    const demo = config.APPHOST_DEMO && development ? loadDemo() : undefined;
     const serviceEnv = {
       ...env,
+      ...(demo ? demoEnv(demo, env) : {}),
       DATABASE_URL: databaseUrl,
       REDIS_URL: config.REDIS_URL,
       INSTANCE_ID: instanceId,
@@ -63,7 +71,7 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
       AUTH_DEV_TOKEN_FILE: env.AUTH_DEV_TOKEN_FILE ?? tokenFile,
       // A development plane serves Views from loopback servers too: their declared loopback origins enter the View CSP
       // (production keeps https only), the same mode in which the gateway's own origin is allowlisted.
-      GOVERNED_VIEW_DEVELOPMENT: env.GOVERNED_VIEW_DEVELOPMENT ?? ((env.AUTH_MODE ?? 'development') === 'development' ? 'true' : 'false'),
+      GOVERNED_VIEW_DEVELOPMENT: env.GOVERNED_VIEW_DEVELOPMENT ?? (development ? 'true' : 'false'),
       // Deleting a session purges what the other stores keep for it (each service that keeps session state is a participant);
       // binding-registry ends the session's MCP connections, so their server processes exit at once.
       LIFECYCLE_CASCADE_PARTICIPANTS: env.LIFECYCLE_CASCADE_PARTICIPANTS ?? 'governed-operations,sealed-result-store,export-audit,binding-registry',
@@ -75,7 +83,9 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
       running.push(service);
       if (isGateway) url = service.url!.replace('[::1]', 'localhost');
     }
-    return { url, tokenFile: serviceEnv.AUTH_DEV_TOKEN_FILE, stop };
+    // After the gateway: binding a toolset to the demo profile probes the profile's providers, the gateway among them.
+    if (demo) await registerDemo(demo, transport);
+    return { url, hostUrl: `${url}/host/`, tokenFile: serviceEnv.AUTH_DEV_TOKEN_FILE, demo: demo !== undefined, stop };
   } catch (error) {
     await stop();
     throw error;

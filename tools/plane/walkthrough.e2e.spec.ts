@@ -199,7 +199,8 @@ describe('README walkthrough on the all-in-one plane', () => {
     const { outputs, reply, at } = runSteps(commands, env, 90_000);
 
     // 1. Profile and toolsets.
-    expect(reply('PUT', '/v1/profiles/demo')).toMatchObject({ profileId: 'demo', created: true });
+    // npm start registered the examples already (its development demo): the same PUT changes nothing.
+    expect(reply('PUT', '/v1/profiles/demo')).toMatchObject({ profileId: 'demo', created: false });
     expect(reply('PUT', '/v1/toolsets/vanilla')).toMatchObject({ status: { state: 'PROFILE_BOUND' } });
     expect(reply('PUT', '/v1/toolsets/careful')).toMatchObject({ status: { state: 'PROFILE_BOUND' } });
 

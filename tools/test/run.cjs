@@ -32,6 +32,8 @@ function projectNodes() {
 
 const steps = [
   ['typecheck', path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'tsconfig.json', '--noEmit']],
+  // The host page's browser sources, with the DOM library (the root project is Node's).
+  ['typecheck host-web', path.join(root, 'node_modules', '.bin', 'tsc'), ['-p', 'apps/host-web/tsconfig.json', '--noEmit']],
   ['format', path.join(root, 'node_modules', '.bin', 'prettier'), ['--check', '.', '--log-level', 'warn']],
   ['lint', nx, ['run-many', '-t', 'lint', '--parallel=2', '--outputStyle=stream']],
   ['test', nx, ['run-many', '-t', 'test', '--parallel=2', '--outputStyle=stream', '--skip-nx-cache', ...extra]],

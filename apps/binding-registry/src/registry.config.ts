@@ -4,10 +4,23 @@ import { jsonVariable, parseConfig } from '@apphost/runtime';
 const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
 const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
+const stdioAllowEntrySchema = z.strictObject({
+  command: z.string().min(1).max(1024),
+  args: z.array(z.string().max(4096)).max(64).default([]),
+  env: z.record(z.string(), z.string()).default({}),
+  cwd: z.string().min(1).max(1024).optional(),
+});
+export type StdioAllowEntry = z.infer<typeof stdioAllowEntrySchema>;
+
 /** Settings of the binding registry, read once at startup. Key material and secrets are never logged. */
 export const registryConfigSchema = z.object({
   /** Stdio toolset specs run commands on this host: refused unless the deployment opts in. */
   REGISTRY_ALLOW_STDIO: bool.default(false),
+  /**
+   * JSON array of stdio connections allowed even when REGISTRY_ALLOW_STDIO is false, each matched exactly (command,
+   * args, env, cwd): the all-in-one plane's demo allows just the example servers this way.
+   */
+  REGISTRY_STDIO_ALLOWLIST: jsonVariable(z.array(stdioAllowEntrySchema).max(64), 'must be a JSON array of { command, args?, env?, cwd? }').optional(),
   /** Base64 of at least 32 bytes: wraps the key ring at rest (AES-256-GCM). Unset: development only, stored unwrapped. */
   REGISTRY_HOST_KEY: z.string().min(44).optional(),
   /** How long a rotated-out key still verifies binding revisions. */
@@ -31,6 +44,8 @@ export const registryConfigSchema = z.object({
 
 export interface RegistryConfig {
   allowStdio: boolean;
+  /** Stdio connections allowed one by one when `allowStdio` is false. */
+  stdioAllowlist: readonly StdioAllowEntry[];
   hostKey: Buffer | undefined;
   keyVerifyWindowMs: number;
   instanceLeaseMs: number;
@@ -50,6 +65,7 @@ export const registryConfig = registryConfigSchema.transform((c, ctx): RegistryC
     ctx.addIssue({ code: 'custom', path: ['REGISTRY_CONSTRUCTION_LEASE_MS'], message: 'must exceed REGISTRY_PROVIDER_TIMEOUT_MS' });
   return {
     allowStdio: c.REGISTRY_ALLOW_STDIO,
+    stdioAllowlist: c.REGISTRY_STDIO_ALLOWLIST ?? [],
     hostKey,
     keyVerifyWindowMs: c.REGISTRY_KEY_VERIFY_WINDOW_MS,
     instanceLeaseMs: c.REGISTRY_INSTANCE_LEASE_MS,

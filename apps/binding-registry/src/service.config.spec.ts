@@ -13,6 +13,7 @@ const BAD: Record<string, string> = {
   REGISTRY_MAX_LIVE_GENERATIONS: '0',
   REGISTRY_PROVIDER_TIMEOUT_MS: '1',
   REGISTRY_SECRETS: '[1]',
+  REGISTRY_STDIO_ALLOWLIST: '[{"command":""}]',
 };
 
 it('covers every variable of the service schema', () => {

@@ -7,6 +7,8 @@ describeServiceConfig(gatewayService, 'apps/gateway/src/main.ts', {
   AUTH_ORIGIN_ALLOWLIST: 'ftp://files.example.com',
   GATEWAY_VIEW_TOKEN_SECRET: 'not base64!',
   GATEWAY_VIEW_RPC_TIMEOUT_MS: '50',
+  APPHOST_SANDBOX_PORT: '99999',
+  APPHOST_SANDBOX_ORIGIN: 'ftp://sandbox.example.com',
 });
 describeServiceConfig(
   gatewayService,

@@ -7,6 +7,7 @@ import {
   LifecycleGetEvent,
   LifecycleGetSession,
   LifecycleListEvents,
+  LifecycleListSessions,
   type ParsedRequestOf,
 } from '@apphost/contracts';
 import { LifecycleService } from './sessions/lifecycle.service';
@@ -24,6 +25,11 @@ export class LifecycleHandlers {
   @BusHandler(LifecycleGetSession)
   get(request: ParsedRequestOf<typeof LifecycleGetSession>) {
     return this.lifecycle.get(request.session);
+  }
+
+  @BusHandler(LifecycleListSessions)
+  listSessions(request: ParsedRequestOf<typeof LifecycleListSessions>) {
+    return this.lifecycle.listSessions(request);
   }
 
   @BusHandler(LifecycleDeleteSession)

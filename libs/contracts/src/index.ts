@@ -13,6 +13,7 @@ export * from './services/lifecycle-store/values';
 export * from './services/lifecycle-store/reasons';
 export * from './services/lifecycle-store/create-session.v1';
 export * from './services/lifecycle-store/get-session.v1';
+export * from './services/lifecycle-store/list-sessions.v1';
 export * from './services/lifecycle-store/delete-session.v1';
 export * from './services/lifecycle-store/append-events.v1';
 export * from './services/lifecycle-store/list-events.v1';

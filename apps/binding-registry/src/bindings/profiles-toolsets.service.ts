@@ -4,7 +4,7 @@ import { AppHostError, RegistryReasons, type HostProfile, type ToolsetSpec, type
 import { RegistryStoreAccess } from '../store/store-access';
 import { REGISTRY_CONFIG } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
-import { stdioRefused } from '../generations/target';
+import { stdioAllowed, stdioRefused } from '../generations/target';
 import { BindingService } from './binding.service';
 import { fingerprintSubset } from './fingerprint';
 
@@ -31,7 +31,7 @@ export class ProfilesToolsetsService {
   }
 
   async putToolset(toolsetId: string, spec: ToolsetSpec): Promise<{ created: boolean; status: ToolsetStatus }> {
-    if (spec.connection.kind === 'stdio' && !this.config.allowStdio) throw stdioRefused();
+    if (spec.connection.kind === 'stdio' && !stdioAllowed(spec.connection, this.config)) throw stdioRefused();
     if (spec.connection.kind === 'http') {
       for (const ref of Object.values(spec.connection.headers)) {
         if (!this.config.secrets.has(ref.secretRef))

@@ -6,7 +6,7 @@ import type { RegistryConfig } from '../registry.config';
 export function resolveTarget(spec: ToolsetSpec, config: RegistryConfig): McpTarget {
   const c = spec.connection;
   if (c.kind === 'stdio') {
-    if (!config.allowStdio) throw stdioRefused();
+    if (!stdioAllowed(c, config)) throw stdioRefused();
     return { kind: 'stdio', command: c.command, args: c.args, env: c.env, cwd: c.cwd };
   }
   const headers: Record<string, string> = {};
@@ -19,6 +19,24 @@ export function resolveTarget(spec: ToolsetSpec, config: RegistryConfig): McpTar
     headers[name] = value;
   }
   return { kind: 'http', url: c.url, headers };
+}
+
+type StdioConnection = Extract<ToolsetSpec['connection'], { kind: 'stdio' }>;
+
+/** Every stdio spec when REGISTRY_ALLOW_STDIO is set; otherwise only one equal to an allowlist entry in every field. */
+export function stdioAllowed(connection: StdioConnection, config: Pick<RegistryConfig, 'allowStdio' | 'stdioAllowlist'>): boolean {
+  if (config.allowStdio) return true;
+  return config.stdioAllowlist.some(
+    (entry) =>
+      entry.command === connection.command &&
+      entry.cwd === connection.cwd &&
+      sameList(entry.args, connection.args) &&
+      sameList(Object.entries(entry.env).sort().flat(), Object.entries(connection.env).sort().flat()),
+  );
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((value, i) => value === b[i]);
 }
 
 export function stdioRefused(): AppHostError {

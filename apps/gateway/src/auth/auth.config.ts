@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { parseConfig } from '@apphost/runtime';
+import { hostPageSettingsSchema, type HostPageSettings } from '../host/host.config';
 import { normalizeOrigin } from './origin';
 
 /** Algorithms a configured verifier may accept; `none` is absent by construction. */
@@ -35,6 +36,8 @@ export type AuthConfig = JwtAuthConfig | DevelopmentAuthConfig;
 export interface GatewayAuthSettings {
   auth: AuthConfig;
   viewTokenSecret: Buffer | undefined;
+  /** The reference web host and its sandbox origin. */
+  hostPage: HostPageSettings;
 }
 
 // Docker/compose often passes unset variables as empty strings: treat those as absent.
@@ -165,11 +168,13 @@ export const authConfig = z.looseObject({}).transform((env, ctx): GatewayAuthSet
   }
   const view = viewTokenSecretSchema.safeParse({ GATEWAY_VIEW_TOKEN_SECRET: vars['GATEWAY_VIEW_TOKEN_SECRET'] });
   if (!view.success) issues.push(...view.error.issues);
-  if (issues.length > 0 || !auth || !view.success) {
+  const hostPage = hostPageSettingsSchema.safeParse(vars);
+  if (!hostPage.success) issues.push(...hostPage.error.issues);
+  if (issues.length > 0 || !auth || !view.success || !hostPage.success) {
     for (const issue of issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
     return z.NEVER;
   }
-  return { auth, viewTokenSecret: view.data.GATEWAY_VIEW_TOKEN_SECRET };
+  return { auth, viewTokenSecret: view.data.GATEWAY_VIEW_TOKEN_SECRET, hostPage: hostPage.data };
 });
 
 function readAuthConfig(env: Record<string, string | undefined>): AuthConfig {

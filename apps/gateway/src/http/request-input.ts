@@ -20,7 +20,7 @@ export const sessionNotFound = () => new AppHostError('NOT_FOUND', 'session not 
  * always the token's). Naming another user without `delegate`, or from a view token (`restrictedTo`), is
  * indistinguishable from absence (404).
  */
-function actingUserId(principal: Principal, userId: string | undefined): string {
+export function actingUserId(principal: Principal, userId: string | undefined): string {
   if (userId === undefined || userId === principal.subject) return principal.subject;
   if (principal.restrictedTo === undefined && principal.scopes.includes(SCOPES.delegate)) return userId;
   throw sessionNotFound();

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeResponseSchema, errorEnvelopeSchema } from '@apphost/contracts';
-import { createSessionBodySchema, EVENTS_AUDIENCES, eventsPageSchema, publicSessionSchema } from '../sessions/sessions.schemas';
+import { createSessionBodySchema, EVENTS_AUDIENCES, eventsPageSchema, publicSessionSchema, sessionListSchema } from '../sessions/sessions.schemas';
 import { APPHOST_VERSION } from '@apphost/runtime';
 import { USER_ID_DESCRIPTION } from '../http/request-input';
 import { principalPaths } from '../principals/principals.openapi';
@@ -52,6 +52,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         Describe: json(describeResponseSchema),
         CreateSession: json(createSessionBodySchema),
         Session: json(publicSessionSchema),
+        SessionList: json(sessionListSchema),
         EventsPage: json(eventsPageSchema),
       },
     },
@@ -67,6 +68,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       },
       '/metrics': { get: { summary: 'Prometheus metrics', security: [], responses: { '200': { description: 'Text exposition format' } } } },
       '/v1/openapi.json': { get: { summary: 'This document', security: [], responses: { '200': { description: 'OpenAPI 3.1 document' } } } },
+      ...hostPagePaths(),
       ...sessionPaths(),
       ...viewTokenPaths(),
       ...adminPaths(),
@@ -110,10 +112,54 @@ const sessionErrors = {
   '404': errorResponse("No such session for this principal (another tenant's or user's sessions read as absent)"),
 };
 
+/** The reference web host's files (public: they hold no data; the page signs in with a token the user brings). */
+function hostPagePaths(): Record<string, unknown> {
+  const file = (summary: string, type: string) => ({ get: { summary, security: [], responses: { '200': { description: summary, content: { [type]: {} } } } } });
+  return {
+    '/host': file('The reference host page (its own CSP: frames only from the sandbox origin)', 'text/html'),
+    '/host/app.js': file("The host page's script (bundled from apps/host-web)", 'text/javascript'),
+    '/host/config.json': {
+      get: {
+        summary: "The host page's settings: the sandbox origin Views render on, and the apps its chooser offers",
+        security: [],
+        responses: {
+          '200': {
+            description: '{ sandboxOrigin, apps }',
+            content: {
+              'application/json': {
+                schema: {
+                  type: 'object',
+                  required: ['sandboxOrigin', 'apps'],
+                  properties: { sandboxOrigin: { type: 'string' }, apps: { type: 'array', items: { type: 'string' } } },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  };
+}
+
 /** The runtime API's session routes (lifecycle-store behind them). */
 function sessionPaths(): Record<string, unknown> {
   return {
     '/v1/sessions': {
+      get: {
+        summary: "The calling principal's own sessions of one app that are not DELETED, newest first (a host page's chooser)",
+        parameters: [
+          appNameParam,
+          userIdParam,
+          {
+            name: 'limit',
+            in: 'query',
+            required: false,
+            description: 'At most this many (1-200, default 100)',
+            schema: { type: 'integer', minimum: 1, maximum: 200 },
+          },
+        ],
+        responses: { '200': { description: 'The sessions', ...ref('SessionList') }, ...sessionErrors },
+      },
       post: {
         summary: 'Create a session (fenced, idempotent per creationOperationId); sessionId and creationOperationId default to fresh UUIDs',
         requestBody: { required: true, ...ref('CreateSession') },

@@ -150,4 +150,24 @@ describe('SessionsController (stubbed bus)', () => {
     }
     expect(bus.calls).toEqual([]);
   });
+
+  it("GET /v1/sessions?appName= lists the caller's own sessions: the owner is the token's tenant and user (a delegate's named user)", async () => {
+    const summary = { sessionId: 's1', incarnation: 1, state: 'ACTIVE', createdAt: new Date(0).toISOString() };
+    bus.reply = () => ({ sessions: [summary] });
+    const res = await call('GET', '/v1/sessions?appName=dash&limit=5');
+    expect(res).toEqual({ status: 200, body: { appName: 'dash', userId: 'alice', sessions: [summary] } });
+    expect(bus.calls).toEqual([
+      { subject: 'apphost.lifecycle-store.list-sessions.v1', payload: { owner: { tenant: 'acme', appName: 'dash', userId: 'alice' }, limit: 5 } },
+    ]);
+    bus.calls.length = 0;
+    await call('GET', '/v1/sessions?appName=dash&userId=bob', undefined, await sign({ scope: 'runtime delegate' }));
+    expect(bus.calls[0].payload).toEqual({ owner: { tenant: 'acme', appName: 'dash', userId: 'bob' }, limit: 100 });
+  });
+
+  it("GET /v1/sessions: another user's list is 404 without delegate; appName is required; nothing asked", async () => {
+    expect((await call('GET', '/v1/sessions?appName=dash&userId=bob')).status).toBe(404);
+    expect((await call('GET', '/v1/sessions')).status).toBe(400);
+    expect((await call('GET', '/v1/sessions?appName=dash&limit=500')).status).toBe(400);
+    expect(bus.calls).toEqual([]);
+  });
 });

@@ -6,12 +6,21 @@ import {
   LifecycleDeleteSession,
   LifecycleGetSession,
   LifecycleListEvents,
+  LifecycleListSessions,
   type Principal,
   type SessionSnapshot,
 } from '@apphost/contracts';
 import { CurrentPrincipal, RequireScopes } from '../auth';
-import { ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
-import { createSessionBodySchema, eventsQuerySchema, sessionParamSchema, sessionQuerySchema, type PublicSession } from './sessions.schemas';
+import { actingUserId, ownSessionKey, parseInput, sessionNotFound } from '../http/request-input';
+import {
+  createSessionBodySchema,
+  eventsQuerySchema,
+  listSessionsQuerySchema,
+  sessionParamSchema,
+  sessionQuerySchema,
+  type PublicSession,
+  type SessionList,
+} from './sessions.schemas';
 
 /**
  * The runtime API's session routes. The tenant and user come from the verified token: a principal only ever reaches
@@ -30,6 +39,15 @@ export class SessionsController {
     const key = ownSessionKey(principal, input.appName, input.sessionId ?? randomUUID(), input.userId);
     const snapshot = await this.bus.request(LifecycleCreateSession, { session: key, creationOperationId: input.creationOperationId ?? randomUUID() });
     return toPublic(snapshot);
+  }
+
+  /** The caller's own sessions of one app (or, for a `delegate`, the named user's): the owner is the token's tenant. */
+  @Get()
+  async list(@CurrentPrincipal() principal: Principal, @Query() query: unknown): Promise<SessionList> {
+    const q = parseInput(listSessionsQuerySchema, query, 'query');
+    const owner = { tenant: principal.tenant, appName: q.appName, userId: actingUserId(principal, q.userId) };
+    const { sessions } = await this.bus.request(LifecycleListSessions, { owner, limit: q.limit ?? 100 });
+    return { appName: owner.appName, userId: owner.userId, sessions };
   }
 
   @Get(':sessionId')

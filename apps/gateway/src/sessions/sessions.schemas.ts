@@ -1,5 +1,13 @@
 import { z } from 'zod';
-import { appNameSchema, creationOperationIdSchema, publicEventSchema, sessionIdSchema, sessionStateSchema, userIdSchema } from '@apphost/contracts';
+import {
+  appNameSchema,
+  creationOperationIdSchema,
+  publicEventSchema,
+  sessionIdSchema,
+  sessionStateSchema,
+  sessionSummarySchema,
+  userIdSchema,
+} from '@apphost/contracts';
 import { USER_ID_DESCRIPTION } from '../http/request-input';
 
 /** `POST /v1/sessions` body; `userId` defaults to the principal's subject (another user only for a `delegate`, else 404). */
@@ -26,6 +34,14 @@ export const eventsQuerySchema = z
     audience: z.enum(EVENTS_AUDIENCES).default('model'),
   })
   .strict();
+
+/** `GET /v1/sessions`: one app's sessions of the caller (or of the user a `delegate` names). */
+export const listSessionsQuerySchema = z
+  .object({ appName: appNameSchema, userId: userIdSchema.optional(), limit: z.coerce.number().int().min(1).max(200).optional() })
+  .strict();
+
+export const sessionListSchema = z.object({ appName: appNameSchema, userId: userIdSchema, sessions: z.array(sessionSummarySchema) });
+export type SessionList = z.infer<typeof sessionListSchema>;
 
 export const sessionParamSchema = sessionIdSchema;
 

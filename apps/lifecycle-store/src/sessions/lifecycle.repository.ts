@@ -1,4 +1,4 @@
-import type { CascadeProgress, SessionKey, SessionState } from '@apphost/contracts';
+import type { CascadeProgress, SessionKey, SessionState, SessionSummary } from '@apphost/contracts';
 import type { Database, Queryable } from '@apphost/persistence';
 
 /** `tenant, app_name, user_id, session_id` bound to $1..$4 in every statement below. */
@@ -73,6 +73,25 @@ export interface ImportedEventRow {
  */
 export class LifecycleRepository {
   constructor(private readonly db: Database) {}
+
+  /** An owner's sessions that are not DELETED, newest first (the primary key's prefix bounds the scan). */
+  async listByOwner(owner: Omit<SessionKey, 'sessionId'>, limit: number): Promise<SessionSummary[]> {
+    const { rows } = await this.db.query<{ session_id: string; incarnation: string | number; state: SessionSummary['state']; created_at: Date }>(
+      `SELECT r.session_id, r.incarnation, r.state, COALESCE(s.created_at, r.reserved_at, now()) AS created_at
+         FROM lifecycle_records r
+         LEFT JOIN session_rows s USING (tenant, app_name, user_id, session_id)
+        WHERE r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.state <> 'DELETED'
+        ORDER BY created_at DESC, r.session_id
+        LIMIT $4`,
+      [owner.tenant, owner.appName, owner.userId, limit],
+    );
+    return rows.map((row) => ({
+      sessionId: row.session_id,
+      incarnation: Number(row.incarnation),
+      state: row.state,
+      createdAt: new Date(row.created_at).toISOString(),
+    }));
+  }
 
   async load(key: SessionKey): Promise<LifecycleRecord | null> {
     const { rows } = await this.db.query<RecordRow>(`SELECT ${RECORD_COLUMNS} FROM lifecycle_records WHERE ${KEY}`, keyParams(key));

@@ -1,5 +1,5 @@
 import type { BusClient } from '@apphost/bus';
-import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, SessionSnapshot } from '@apphost/contracts';
+import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, SessionSnapshot, SessionSummary } from '@apphost/contracts';
 import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { LifecycleConfig } from '../config';
 import type { EventLedgerRepository } from '../events/event-ledger.repository';
@@ -55,6 +55,10 @@ export class LifecycleService {
     audience?: 'model' | 'all';
   }): Promise<{ incarnation: number; events: PublicEvent[]; nextAfterId: number | null }> {
     return listEvents(this.deps, req);
+  }
+
+  listSessions(req: { owner: Omit<SessionKey, 'sessionId'>; limit: number }): Promise<{ sessions: SessionSummary[] }> {
+    return this.deps.repo.listByOwner(req.owner, req.limit).then((sessions) => ({ sessions }));
   }
 
   getEvent(req: { session: SessionKey; incarnation: number; eventId: number; functionCallId: string }) {
