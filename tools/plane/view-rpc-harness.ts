@@ -241,6 +241,8 @@ export const BARRIER_REASONS: readonly string[] = [
 /** Whether a reply is a refusal before any effect: an HTTP error envelope (401/403/404) or a barrier denial. */
 export function isDenial(reply: HttpReply): boolean {
   if (reply.status === 401 || reply.status === 403 || reply.status === 404) return true;
-  const reason = reply.status === 200 ? (reply.body.error?.data?.reason as string | undefined) : undefined;
-  return reason !== undefined && BARRIER_REASONS.includes(reason);
+  const data = reply.status === 200 ? reply.body.error?.data : undefined;
+  const reason = data?.reason as string | undefined;
+  // A result withheld because the View ended while the operation ran is not a refusal: it ran.
+  return reason !== undefined && BARRIER_REASONS.includes(reason) && data?.['executed'] !== true;
 }

@@ -257,7 +257,12 @@ export class ViewRpcService {
       return done;
     }
     if (reason === null) return done;
-    return { ...done, outcome: { kind: 'error', error: envelopeOf(revokedError(reason)) }, seal: null };
+    // `executed`: the operation ran (its effects stand); only its result is withheld — never a refusal.
+    const withheld = revokedError(reason);
+    const error = new AppHostError(withheld.code, `${withheld.message}: the operation ran, its result is withheld`, {
+      details: { ...withheld.details, executed: true },
+    });
+    return { ...done, outcome: { kind: 'error', error: envelopeOf(error) }, seal: null };
   }
 
   /** The operation on the View's generation. `ranNothing`: it never reached the server (an idempotency key stays free). */
