@@ -205,12 +205,16 @@ export class MessageRepository {
     ]);
   }
 
-  /** The session's messages of `incarnation` in creation order, `RECORDED` ones never, optionally of one state now. */
+  /**
+   * The session's messages of `incarnation`, `RECORDED` ones never, optionally of one state now. In creation order,
+   * the live ones (`ACCEPTED`, `CLAIMED`) first: without a state, a page is never filled by old terminal rows while a
+   * newer message waits behind them.
+   */
   async list(session: SessionKey, incarnation: number, state: MessageState | null, limit: number): Promise<PendingMessage[]> {
     const { rows } = await this.db.query<MessageRow>(
       `SELECT * FROM (SELECT ${COLUMNS}, seq FROM pending_messages WHERE ${KEY} AND incarnation = $6) AS m
         WHERE now_state <> 'RECORDED' AND ($7::text IS NULL OR now_state = $7::text)
-        ORDER BY seq LIMIT $8`,
+        ORDER BY now_state NOT IN ('ACCEPTED', 'CLAIMED'), seq LIMIT $8`,
       [...keyParams(session), this.retentionMs, incarnation, state, limit],
     );
     return rows.map((r) => toStored(session, r).message);

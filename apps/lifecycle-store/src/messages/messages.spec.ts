@@ -192,6 +192,25 @@ describeOnPostgres('lifecycle-store pending messages', (target) => {
       }
     });
 
+    it('listed without a state: the live messages (ACCEPTED, CLAIMED) come before older terminal ones, each in creation order', async () => {
+      const session = await activeSession();
+      const old = await acceptedMessage(session);
+      await h.client.request(LifecycleDecideMessage, { decision: 'reject', session, messageId: old.messageId, rejection: 'TOOLSET_REBOUND' });
+      const expired = messageOf(session);
+      await record(expired, 1_000);
+      await age(expired.messageId, 'accept_by', 2_000);
+      const first = await acceptedMessage(session);
+      const second = await acceptedMessage(session);
+      await claim(session, second.messageId);
+      const page = await h.client.request(LifecycleListMessages, { session, limit: 2 });
+      expect(page.messages.map((m) => [m.messageId, m.state])).toEqual([
+        [first.messageId, 'ACCEPTED'],
+        [second.messageId, 'CLAIMED'],
+      ]);
+      const all = await list({ session });
+      expect(all.messages.map((m) => m.messageId)).toEqual([first.messageId, second.messageId, old.messageId, expired.messageId]);
+    });
+
     it('a RECORDED message not accepted in time reads EXPIRED and cannot be accepted; an ACCEPTED one past the retention reads EXPIRED', async () => {
       const session = await activeSession();
       const late = messageOf(session);
