@@ -8,6 +8,7 @@ import { SessionEventsSealedRefs1769000000000 } from './migrations/1769000000000
 import { PrincipalRevocations1770000000000 } from './migrations/1770000000000-principal-revocations';
 import { AppAuditByView1771000000000 } from './migrations/1771000000000-app-audit-by-view';
 import { PendingMessages1772000000000 } from './migrations/1772000000000-pending-messages';
+import { EndedViewMessages1773000000000 } from './migrations/1773000000000-ended-view-messages';
 
 const isServiceDatabase = (store: StoreHandle): store is ServiceDatabase & StoreHandle => 'dataSource' in store;
 
@@ -29,6 +30,7 @@ export const lifecycleStoreService = defineService({
         PrincipalRevocations1770000000000,
         AppAuditByView1771000000000,
         PendingMessages1772000000000,
+        EndedViewMessages1773000000000,
       ],
     }),
   ],

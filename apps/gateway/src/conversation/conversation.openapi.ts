@@ -42,7 +42,7 @@ export function conversationPaths(): Record<string, unknown> {
     },
     '/v1/sessions/{sessionId}/messages': {
       get: {
-        summary: `The session's pending \`ui/message\`s of its current incarnation, in creation order, optionally of one state. With \`waitMs\` (0–${MESSAGES_MAX_WAIT_MS}), a long poll: answers as soon as one matches, or an empty page when the wait passed (a request deadline too short for the whole wait shortens it). Expiry applies before answering: an expired claim reads ACCEPTED again. Messages carry their identity (messageId, viewId, widgetId, nonce), content and state; never a claim token. \`Cache-Control: no-store\`.`,
+        summary: `The session's pending \`ui/message\`s of its current incarnation, in creation order with the live ones (ACCEPTED, CLAIMED) before terminal ones, optionally of one state. With \`waitMs\` (0–${MESSAGES_MAX_WAIT_MS}), a long poll: answers as soon as one matches, or an empty page when the wait passed (a request deadline too short for the whole wait shortens it). Expiry applies before answering: an expired claim reads ACCEPTED again. Messages carry their identity (messageId, viewId, widgetId, nonce), content and state; never a claim token. \`Cache-Control: no-store\`.`,
         parameters: [
           sessionIdParam,
           appNameQuery,

@@ -44,11 +44,19 @@ describe('governed-operations claim-message (real lifecycle-store process, real 
   let registryTransport: NatsTransport;
   let registry: BusServer;
   let sessions = 0;
-  const toolset: { state: BindingState; bindingGeneration: number; bindingRevision: string; failure: AppHostError | null } = {
+  const toolset: {
+    state: BindingState;
+    bindingGeneration: number;
+    bindingRevision: string;
+    failure: AppHostError | null;
+    /** Runs once, right after the next answer (a change landing between the claim's first check and its claim). */
+    afterAnswer: (() => void) | null;
+  } = {
     state: 'PROFILE_BOUND',
     bindingGeneration: 1,
     bindingRevision: REVISION,
     failure: null,
+    afterAnswer: null,
   };
 
   beforeAll(async () => {
@@ -64,7 +72,7 @@ describe('governed-operations claim-message (real lifecycle-store process, real 
       if (toolset.failure) throw toolset.failure;
       if (r.toolsetId !== 'ts') throw new AppHostError('NOT_FOUND', 'no such toolset');
       const bound = toolset.state === 'PROFILE_BOUND';
-      return {
+      const answer = {
         toolsetId: r.toolsetId,
         profileId: bound ? 'p1' : null,
         state: toolset.state,
@@ -76,6 +84,10 @@ describe('governed-operations claim-message (real lifecycle-store process, real 
         liveConnections: 1,
         requireConfirmation: false,
       };
+      const after = toolset.afterAnswer;
+      toolset.afterAnswer = null;
+      after?.();
+      return answer;
     });
     registry.start();
     await registry.ready();
@@ -83,7 +95,7 @@ describe('governed-operations claim-message (real lifecycle-store process, real 
   }, 180_000);
 
   afterEach(() => {
-    Object.assign(toolset, { state: 'PROFILE_BOUND', bindingGeneration: 1, bindingRevision: REVISION, failure: null });
+    Object.assign(toolset, { state: 'PROFILE_BOUND', bindingGeneration: 1, bindingRevision: REVISION, failure: null, afterAnswer: null });
   });
 
   afterAll(async () => {
@@ -163,6 +175,16 @@ describe('governed-operations claim-message (real lifecycle-store process, real 
     Object.assign(toolset, change);
     await expectRefused(claim(session, message.messageId), 'FAILED_PRECONDITION', { reason: 'MESSAGE_REJECTED', rejection });
     await expect(stored(session, message.messageId)).resolves.toMatchObject({ state: 'REJECTED', rejection });
+  });
+
+  it('a rebind between the first checks and the claim: checked again after the claim, rejected, no token handed out', async () => {
+    const session = await newSession();
+    const message = await acceptedMessage(session);
+    // The first check sees the binding current; the rebind lands before the store takes the claim.
+    toolset.afterAnswer = () => Object.assign(toolset, { bindingGeneration: 2 });
+    await expectRefused(claim(session, message.messageId), 'FAILED_PRECONDITION', { reason: 'MESSAGE_REJECTED', rejection: 'TOOLSET_REBOUND' });
+    // The rejection voided the claim: REJECTED for good, no claim left on it.
+    await expect(stored(session, message.messageId)).resolves.toMatchObject({ state: 'REJECTED', rejection: 'TOOLSET_REBOUND', claimExpiresAt: null });
   });
 
   it('a session being deleted (DELETING: its messages not yet purged) rejects the claim with SESSION_DELETED', async () => {

@@ -38,6 +38,10 @@ const isStaleSession = (error: unknown) =>
  * generation and revision. A check that fails makes the message `REJECTED` for good (FAILED_PRECONDITION
  * `MESSAGE_REJECTED`); a check that cannot be made fails the claim UNAVAILABLE (retryable) and changes nothing. The
  * View's own teardown is not checked: an accepted message belongs to the conversation.
+ *
+ * The checks run again once the claim is taken (a revocation between the first checks and the claim would otherwise
+ * be handed out): a failure rejects the message, which voids the claim, before any token leaves. A second check that
+ * cannot be made fails UNAVAILABLE without the token: the claim lapses after its TTL, and the message is claimable again.
  */
 export class MessageClaims {
   constructor(
@@ -53,19 +57,27 @@ export class MessageClaims {
     const message = await this.current(request);
     if (CLAIMABLE.includes(message.state)) {
       const rejection = await this.rejectionOf(message);
-      if (rejection) {
-        await this.bus.request(LifecycleDecideMessage, { decision: 'reject', session, messageId, rejection });
-        this.logger.info({ session: session.sessionId, messageId, rejection }, 'message rejected at claim');
-        throw rejected(rejection, messageId);
-      }
+      if (rejection) await this.reject(request, rejection, 'message rejected at claim');
     }
+    let claimed: ClaimResponse;
     try {
-      return await this.bus.request(LifecycleClaimMessage, { session, messageId, claimTtlMs: request.claimTtlMs });
+      claimed = await this.bus.request(LifecycleClaimMessage, { session, messageId, claimTtlMs: request.claimTtlMs });
     } catch (error) {
       // Deleted (or re-created) between the read and the claim: its messages go with it.
       if (isStaleSession(error)) throw rejected('SESSION_DELETED', messageId);
       throw error;
     }
+    const late = await this.rejectionOf(claimed.message);
+    if (late) await this.reject(request, late, 'message rejected after its claim');
+    return claimed;
+  }
+
+  /** Rejects the message for good (a claim on it is void with it) and refuses with the reason. */
+  private async reject(request: ClaimRequest, rejection: Rejection, log: string): Promise<never> {
+    const { session, messageId } = request;
+    await this.bus.request(LifecycleDecideMessage, { decision: 'reject', session, messageId, rejection });
+    this.logger.info({ session: session.sessionId, messageId, rejection }, log);
+    throw rejected(rejection, messageId);
   }
 
   /** The message now; a session no longer `ACTIVE` in its incarnation (deletion purges its messages) rejects it. */

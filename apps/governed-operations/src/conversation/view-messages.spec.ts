@@ -1,6 +1,7 @@
 import { BusServer, type BusClient, type NatsTransport } from '@apphost/bus';
 import type { CoordinationStore } from '@apphost/coordination';
 import {
+  AppHostError,
   GovernedCloseView,
   GovernedViewRpc,
   JSON_RPC_CODE_BY_ERROR,
@@ -9,6 +10,7 @@ import {
   LifecycleCreateSession,
   LifecycleDecideMessage,
   LifecycleDeleteSession,
+  LifecycleEndViewMessages,
   LifecycleListMessages,
   LifecycleRecordMessage,
   type HostProfile,
@@ -28,6 +30,8 @@ import { startStoreProcesses, type StoreProcesses } from '../test/store-processe
 import { live, openView, viewCaller, widgetOf } from '../test/view-helpers';
 import { recordingPorts, type RecordingPorts } from '../test/view-rpc-ports';
 import { RpcMessageAdmission } from '../view-rpc/rpc-admission';
+import { ViewBarrier } from '../view-rpc/view-barrier';
+import { ViewCollaborators } from '../views/view-collaborators';
 
 /**
  * `ui/message` through the real View RPC handler: governed-operations (real View records in Redis, real admission,
@@ -68,6 +72,7 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
     });
     relay.register(LifecycleRecordMessage, (r) => stores.bus.request(LifecycleRecordMessage, r));
     relay.register(LifecycleDecideMessage, (r) => stores.bus.request(LifecycleDecideMessage, r));
+    relay.register(LifecycleEndViewMessages, (r) => stores.bus.request(LifecycleEndViewMessages, r));
     relay.start();
     await relay.ready();
     await stores.bus.request(LifecycleCreateSession, { session, creationOperationId: 'op-view-messages' });
@@ -104,6 +109,8 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
     await plane?.stop();
     await stores?.stop();
   }, 60_000);
+
+  afterEach(() => jest.restoreAllMocks());
 
   beforeEach(async () => {
     await plane.reset();
@@ -275,6 +282,33 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
       await afterAcceptWindow();
       expect((await messagesOf(view)).map((m) => m.content[0]?.text)).toEqual(['m1', 'm2', 'm3']);
     });
+
+    it('the message rate counts only what passed the barrier, and a refused re-check gives its count back', async () => {
+      const view = await newView('accept');
+      const barrier = service.running.app.get(ViewBarrier);
+      const check = barrier.check.bind(barrier);
+      const unavailable = new AppHostError('UNAVAILABLE', 'the registry did not answer', { retryable: true });
+      // The barrier refuses (a store that did not answer: the View stays live), as many times as the rate allows.
+      const refusing = jest.spyOn(barrier, 'check').mockRejectedValue(unavailable);
+      for (let i = 1; i <= PER_MINUTE; i++) expect(errorOf(await send(view, i, text(`refused ${i}`)))).toMatchObject({ data: { code: 'UNAVAILABLE' } });
+      // Passes the barrier, refused by the re-check after the record (rejected, not the conversation's).
+      refusing.mockImplementationOnce(check).mockRejectedValueOnce(
+        new AppHostError('PERMISSION_DENIED', 'the principal was revoked', {
+          details: { reason: 'PRINCIPAL_REVOKED' },
+        }),
+      );
+      expect(errorOf(await send(view, 10, text('re-check refused')))).toMatchObject({ data: { reason: 'PRINCIPAL_REVOKED' } });
+      refusing.mockImplementation(check);
+      // None of those counted: the whole rate is still there.
+      for (let i = 1; i <= PER_MINUTE; i++) expect(responseOf(await send(view, 20 + i, text(`m${i}`)))).toMatchObject({ result: {} });
+      expect(errorOf(await send(view, 99, text('one too many')))).toMatchObject({ data: { reason: 'RPC_RATE_LIMITED' } });
+      expect((await messagesOf(view)).map((m) => [m.state, m.content[0]?.text])).toEqual([
+        ['ACCEPTED', 'm1'],
+        ['ACCEPTED', 'm2'],
+        ['ACCEPTED', 'm3'],
+        ['REJECTED', 're-check refused'],
+      ]);
+    });
   });
 
   describe('teardown: a queued, not yet accepted message dies with the View', () => {
@@ -302,6 +336,27 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
       expect(await stores.bus.request(LifecycleListMessages, { session, state: 'ACCEPTED', limit: 100 })).toMatchObject({
         messages: expect.not.arrayContaining([expect.objectContaining({ viewId: view.viewId })]),
       });
+    });
+
+    it('torn down after the re-check, before the accept: the teardown fence rejects it at the accept (VIEW_TORN_DOWN)', async () => {
+      const view = await newView('accept');
+      faults.arm('message.before-accept', async () => {
+        await close(view);
+      });
+      expect(errorOf(await send(view, 1, text('fenced')))).toMatchObject({
+        data: { code: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED', revocation: 'TORN_DOWN' },
+      });
+      expect(await messagesOf(view)).toMatchObject([{ state: 'REJECTED', rejection: 'VIEW_TORN_DOWN', content: [{ text: 'fenced' }] }]);
+      expect(ports.seen.audit).toMatchObject([{ method: 'ui/message', outcome: 'FAILED_PRECONDITION', reason: 'VIEW_REVOKED' }]);
+    });
+
+    it('a teardown whose message fence cannot reach the lifecycle-store still ends the View', async () => {
+      const view = await newView('accept');
+      const peers = service.running.app.get(ViewCollaborators);
+      const fence = jest.spyOn(peers, 'endViewMessages').mockRejectedValue(new AppHostError('UNAVAILABLE', 'lifecycle-store did not answer'));
+      await expect(close(view)).resolves.toEqual({ closed: true });
+      expect(fence).toHaveBeenCalledTimes(2); // before the mark, and once more after it
+      expect(errorOf(await send(view, 1, text('after the end')))).toMatchObject({ data: { reason: 'VIEW_REVOKED', revocation: 'TORN_DOWN' } });
     });
 
     it('rebound between record and accept: REJECTED with the revocation’s own reason (TOOLSET_REBOUND)', async () => {

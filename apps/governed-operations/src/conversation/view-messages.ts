@@ -18,13 +18,16 @@ type Rejection = (typeof MESSAGE_REJECTIONS)[number];
 
 /**
  * `ui/message` from a View: a user message that starts a model turn, held durably by the lifecycle-store until a
- * runtime consumes it. `admit` runs before the barrier (content, policy, rate: a refusal records nothing); `deliver`
- * after it, in this order, so the View's `{}` means "the conversation has it":
+ * runtime consumes it. `admit` runs before the barrier (content, policy: a refusal records nothing); `deliver` after
+ * it, in this order, so the View's `{}` means "the conversation has it":
  *
- *   record (`RECORDED`) → the barrier's liveness checks again → `decide-message accept` (`ACCEPTED`) → `{}`.
+ *   the per-View message rate → record (`RECORDED`) → the barrier's liveness checks again → `decide-message accept`
+ *   (`ACCEPTED`) → `{}`.
  *
- * A teardown (or any revocation) before the record refuses it there; one between record and accept is seen by the
- * re-check, which rejects the record (`VIEW_TORN_DOWN`, or the revocation's own reason). A crash between record and
+ * The rate counts only messages past the barrier, and a refusal after it gives its count back. A teardown (or any
+ * revocation) before the record refuses it there; one between record and re-check is seen by the re-check, which
+ * rejects the record (`VIEW_TORN_DOWN`, or the revocation's own reason); one after the re-check is stopped by the
+ * store: the teardown's `end-view-messages` fence makes the accept reject the message instead. A crash between record and
  * accept leaves a `RECORDED` message the store expires after `acceptWithinMs` (never delivered); a crash after accept
  * leaves an accepted message the View was not told of (no replay key: a retry is a new message).
  */
@@ -38,21 +41,40 @@ export class ViewMessages {
     private readonly logger: Logger,
   ) {}
 
-  /** Advertised modalities, the size limit, the profile's `message` policy, then the per-View message rate. */
+  /** Advertised modalities, the size limit, then the profile's `message` policy. */
   async admit(ctx: ViewContext, target: MessageTarget, attested: readonly string[]): Promise<void> {
     this.contentOf(ctx, target);
     if (ctx.policy.callbacks.message === 'confirm' && !attested.includes('message'))
       throw new AppHostError('PERMISSION_DENIED', 'the host profile asks the user to confirm a message first', {
         details: GovernedReasons.details('MESSAGE_CONFIRMATION_REQUIRED'),
       });
-    const { viewId } = ctx.view.record;
-    await this.windows.count({ scope: 'message', key: `view-rpc:rate:message:${viewId}`, limit: this.config.perViewPerMinute }, Date.now());
   }
 
-  /** Records, re-checks, accepts: `{}` only once the message is `ACCEPTED` in the lifecycle-store. */
+  /** Counts the rate, records, re-checks, accepts: `{}` only once the message is `ACCEPTED` in the lifecycle-store. */
   async deliver(ctx: ViewContext, pass: BarrierPass, target: MessageTarget, caller: ViewCaller): Promise<Record<string, never>> {
     const { record } = ctx.view;
     if (record.bindingRevision === null) throw revokedError('TOOLSET_REVOKED');
+    const counted = await this.windows.count(
+      { scope: 'message', key: `view-rpc:rate:message:${record.viewId}`, limit: this.config.perViewPerMinute },
+      Date.now(),
+    );
+    try {
+      return await this.recordAndAccept(ctx, pass, target, caller, record.bindingRevision);
+    } catch (error) {
+      // Refused (nothing accepted): the count goes back. A failure that may have accepted (a lost answer) keeps it.
+      if (rejectionOf(error) !== null) await this.windows.uncount(counted);
+      throw error;
+    }
+  }
+
+  private async recordAndAccept(
+    ctx: ViewContext,
+    pass: BarrierPass,
+    target: MessageTarget,
+    caller: ViewCaller,
+    bindingRevision: string,
+  ): Promise<Record<string, never>> {
+    const { record } = ctx.view;
     const messageId = `msg-${randomBytes(16).toString('hex')}`;
     const message = {
       messageId,
@@ -64,7 +86,7 @@ export class ViewMessages {
       widgetId: record.widget.widgetId,
       nonce: randomBytes(16).toString('hex'),
       toolsetId: pass.generation.toolsetId,
-      bindingRevision: record.bindingRevision,
+      bindingRevision,
       bindingGeneration: pass.generation.bindingGeneration,
       // The caller is the View's opener (authentication checked its grant): a claim re-checks this principal.
       principal: { tenant: caller.principal.tenant, subject: caller.principal.subject },
@@ -78,7 +100,17 @@ export class ViewMessages {
     }
     await this.faults.hit('message.after-record');
     await this.recheck(ctx, pass, messageId, target, caller);
-    await this.bus.request(LifecycleDecideMessage, { decision: 'accept', session: pass.session, messageId });
+    await this.faults.hit('message.before-accept');
+    try {
+      await this.bus.request(LifecycleDecideMessage, { decision: 'accept', session: pass.session, messageId });
+    } catch (error) {
+      if (!isFencedOut(error)) throw error;
+      // Torn down after the re-check: the store rejected it at the accept. The View hears why it ended (the fence
+      // comes before the record is marked: a View not yet marked ended is told TORN_DOWN).
+      this.logger.info({ viewId: record.viewId, messageId }, 'view rpc: ui/message rejected at accept: the view ended');
+      await this.barrier.check(ctx, target, caller);
+      throw revokedError('TORN_DOWN');
+    }
     await this.faults.hit('message.after-accept');
     this.logger.info({ viewId: record.viewId, widgetId: record.widget.widgetId, messageId }, 'view rpc: ui/message accepted');
     return {};
@@ -113,6 +145,16 @@ function rejectionOf(error: unknown): Rejection | null {
   if (reason === 'VIEW_REVOKED' && (revocation === 'SESSION_DELETED' || revocation === 'TOOLSET_REVOKED' || revocation === 'TOOLSET_REBOUND'))
     return revocation;
   return 'VIEW_TORN_DOWN';
+}
+
+/** The accept found the View's teardown fence: the store rejected the message (only the fence rejects it meanwhile). */
+function isFencedOut(error: unknown): boolean {
+  return (
+    error instanceof AppHostError &&
+    error.code === 'FAILED_PRECONDITION' &&
+    error.details?.['reason'] === 'MESSAGE_NOT_ACCEPTABLE' &&
+    error.details['state'] === 'REJECTED'
+  );
 }
 
 function isStaleSession(error: unknown): boolean {

@@ -6,14 +6,17 @@ import {
   ConnGenerationState,
   ConnRelease,
   ConnRetain,
+  LifecycleEndViewMessages,
   LifecycleGetEvent,
   LifecycleGetPrincipalRevocation,
   RegistryGetProfile,
   RegistryGetToolset,
   type HostProfile,
+  type MessageRejection,
   type Principal,
   type RequestOf,
   type ResponseOf,
+  type SessionKey,
   type ToolsetStatus,
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
@@ -21,6 +24,8 @@ import type { ViewRecord } from './view-records';
 
 /** How many profiles one replica keeps (a profile is small; a deployment has few). */
 const PROFILE_CACHE_SIZE = 256;
+/** A teardown waits this long at most for the message fence (it never blocks a View's end). */
+const MESSAGE_FENCE_TIMEOUT_MS = 2_000;
 
 export type ViewGeneration = NonNullable<ViewRecord['generation']>;
 
@@ -50,6 +55,11 @@ export class ViewCollaborators {
   async principalRevoked(principal: Pick<Principal, 'tenant' | 'subject'>): Promise<boolean> {
     const answer = await this.bus.request(LifecycleGetPrincipalRevocation, { principal: { tenant: principal.tenant, subject: principal.subject } });
     return answer.revoked;
+  }
+
+  /** The lifecycle-store's fence of the View's pending messages: none of them is accepted once it answered. */
+  async endViewMessages(session: SessionKey, viewId: string, rejection: MessageRejection): Promise<number> {
+    return (await this.bus.request(LifecycleEndViewMessages, { session, viewId, rejection }, { timeoutMs: MESSAGE_FENCE_TIMEOUT_MS })).rejected;
   }
 
   getEvent(request: RequestOf<typeof LifecycleGetEvent>): Promise<ResponseOf<typeof LifecycleGetEvent>> {

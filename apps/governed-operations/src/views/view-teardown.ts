@@ -1,13 +1,16 @@
 import type { Logger } from '@apphost/runtime';
-import type { ViewRevocationReason } from '@apphost/contracts';
+import type { MessageRejection, ViewRevocationReason } from '@apphost/contracts';
 import { describeFailure } from '../tool-batches/batch-plan';
 import type { ViewCollaborators } from './view-collaborators';
 import type { SessionLocks } from './session-locks';
 import type { StoredView, ViewRecords } from './view-records';
 
 /**
- * How a View stops: phase 1 marks it ended at once (CLOSED on teardown, REVOKED otherwise; every grant check fails
- * from then on) and drops its model-context register, phase 2 (which drops a register again, whatever wrote it), under the session's lock, gives its generation reference back.
+ * How a View stops: phase 1 fences its pending `ui/message`s in the lifecycle-store (`end-view-messages`: none is
+ * accepted once that answered; it comes before the mark, so no message is accepted after the View ended), then marks
+ * it ended at once (CLOSED on teardown, REVOKED otherwise; every grant check fails from then on) and drops its
+ * model-context register; phase 2 (which drops a register again, whatever wrote it), under the session's lock, gives
+ * its generation reference back.
  * A crash (or a lost lock race) between the phases leaves an ended record with `released: false`: the next close,
  * `get-view`, or the sweep finishes it. Both phases are compare-and-set on the stored record, so replicas racing on
  * one View end it once.
@@ -22,19 +25,39 @@ export class ViewTeardown {
 
   /** Phase 1 then phase 2. Returns the record as it ends, and whether this call ended it (false: it had ended already). */
   async end(viewId: string, reason: ViewRevocationReason): Promise<{ view: StoredView; ended: boolean } | null> {
+    let fenced = false;
     for (let attempt = 0; attempt < 8; attempt++) {
       const current = await this.records.find(viewId);
       if (!current) return null;
       if (current.record.state === 'CLOSED' || current.record.state === 'REVOKED') return { view: await this.finish(current), ended: false };
+      fenced ||= await this.fenceMessages(current, reason);
       const state = reason === 'TORN_DOWN' ? 'CLOSED' : 'REVOKED';
       // The register goes in the same compare-and-set: an ended View's context is never kept, and a commit racing
       // this one finds the record changed (its own compare-and-set fails: nothing committed).
       const marked = await this.records.update(current, { ...current.record, state, reason, register: null });
       if (!marked) continue; // another replica changed it: read again
       this.logger.info({ viewId, session: current.record.session.sessionId, state, reason }, 'view ended');
+      // A fence that failed before the mark is tried once more: it still closes the window of a late accept.
+      if (!fenced) await this.fenceMessages(marked, reason);
       return { view: await this.finish(marked), ended: true };
     }
     throw new Error(`view ${viewId} kept changing while it was being ended`);
+  }
+
+  /**
+   * The message fence; never throws. A store that does not answer must not keep the View alive: the end goes on
+   * (logged); the delivery's re-check still refuses a message of an ended View, only its last window stays open.
+   */
+  private async fenceMessages(view: StoredView, reason: ViewRevocationReason): Promise<boolean> {
+    const { viewId, session } = view.record;
+    try {
+      const rejected = await this.peers.endViewMessages(session, viewId, messageRejectionOf(reason));
+      if (rejected > 0) this.logger.info({ viewId, rejected }, 'view ending: its recorded messages are rejected');
+      return true;
+    } catch (error) {
+      this.logger.warn({ viewId, error: describeFailure(error) }, 'view ending: fencing its pending messages failed: the view ends all the same');
+      return false;
+    }
   }
 
   /** Phase 2 of an ended View whose reference is still held; a no-op otherwise. Never throws: a failure is retried later. */
@@ -53,5 +76,18 @@ export class ViewTeardown {
       this.logger.warn({ viewId: record.viewId, error: describeFailure(error) }, 'releasing an ended view failed: retried on the next touch or sweep');
     }
     return view;
+  }
+}
+
+/** Why an ended View's pending messages are rejected: the revocation's own reason where a message has it. */
+function messageRejectionOf(reason: ViewRevocationReason): MessageRejection {
+  switch (reason) {
+    case 'SESSION_DELETED':
+    case 'TOOLSET_REVOKED':
+    case 'TOOLSET_REBOUND':
+    case 'PRINCIPAL_REVOKED':
+      return reason;
+    default:
+      return 'VIEW_TORN_DOWN';
   }
 }

@@ -19,6 +19,14 @@ const NOW_STATE = `pending_message_state(state, accept_by, accepted_at, claim_ex
 const COLUMNS = `message_id, incarnation, ${NOW_STATE} AS now_state, role, content, view_id, widget_id, nonce, toolset_id, binding_revision,
   binding_generation, principal_tenant, principal_subject, rejection, claim_expires_at, invocation_id, record_digest, claim_digest, created_at, updated_at`;
 
+/** The View of the `pending_messages` row in hand has been ended (its teardown's tombstone, see `endView`). */
+const VIEW_ENDED = `EXISTS (SELECT 1 FROM ended_view_messages e
+  WHERE e.tenant = $1 AND e.app_name = $2 AND e.user_id = $3 AND e.session_id = $4 AND e.view_id = pending_messages.view_id)`;
+
+/** The rejection the ended View's tombstone gives its messages (the row in hand is of an ended View). */
+const ENDED_REJECTION = `SELECT e.rejection FROM ended_view_messages e
+  WHERE e.tenant = $1 AND e.app_name = $2 AND e.user_id = $3 AND e.session_id = $4 AND e.view_id = pending_messages.view_id`;
+
 /** The channel every replica LISTENs on for message changes; the payload names the schema and the session. */
 export const MESSAGE_CHANNEL = 'apphost_pending_messages';
 const NOTIFY = `pg_notify('${MESSAGE_CHANNEL}', json_build_array(current_schema(), $1::text, $2::text, $3::text, $4::text)::text)`;
@@ -139,9 +147,38 @@ export class MessageRepository {
     return rows[0] ? toStored(session, rows[0]) : null;
   }
 
-  /** `RECORDED` (not overdue) → `ACCEPTED`. */
+  /**
+   * `RECORDED` (not overdue) → `ACCEPTED`, unless the View was ended: the tombstone is read by this statement, so an
+   * accept either commits before `endView` does or finds its tombstone (READ COMMITTED re-checks a row `endView`
+   * rejected meanwhile against its new state).
+   */
   accept(session: SessionKey, messageId: string): Promise<StoredMessage | null> {
-    return this.transition(session, messageId, `state = 'ACCEPTED', accepted_at = now()`, `${NOW_STATE} = 'RECORDED'`, []);
+    return this.transition(session, messageId, `state = 'ACCEPTED', accepted_at = now()`, `${NOW_STATE} = 'RECORDED' AND NOT ${VIEW_ENDED}`, []);
+  }
+
+  /** `RECORDED` (not overdue) of an ended View → `REJECTED` with its tombstone's rejection: an accept that found it. */
+  rejectOfEndedView(session: SessionKey, messageId: string): Promise<StoredMessage | null> {
+    return this.transition(session, messageId, `state = 'REJECTED', rejection = (${ENDED_REJECTION})`, `${NOW_STATE} = 'RECORDED' AND ${VIEW_ENDED}`, []);
+  }
+
+  /**
+   * The teardown fence, one statement in any session state: the View's tombstone (idempotent) and its `RECORDED`
+   * messages (not overdue) `REJECTED(rejection)`. Returns how many it rejected; notifies when that is not 0.
+   */
+  async endView(session: SessionKey, viewId: string, rejection: string): Promise<number> {
+    const { rows } = await this.db.query<{ rejected: string }>(
+      `WITH tomb AS (
+         INSERT INTO ended_view_messages (tenant, app_name, user_id, session_id, view_id, rejection) VALUES ($1, $2, $3, $4, $6, $7)
+         ON CONFLICT DO NOTHING
+       ), r AS (
+         UPDATE pending_messages SET state = 'REJECTED', rejection = $7, updated_at = now()
+          WHERE ${KEY} AND view_id = $6 AND ${NOW_STATE} = 'RECORDED'
+          RETURNING 1
+       )
+       SELECT (SELECT count(*) FROM r) AS rejected, (SELECT ${NOTIFY} FROM r LIMIT 1) AS notified`,
+      [...keyParams(session), this.retentionMs, viewId, rejection],
+    );
+    return Number(rows[0]?.rejected ?? 0);
   }
 
   /** Anything but `CONSUMED` or `REJECTED` → `REJECTED(rejection)`; the claim, if any, is void with it. */
@@ -168,12 +205,16 @@ export class MessageRepository {
     ]);
   }
 
-  /** The session's messages of `incarnation` in creation order, `RECORDED` ones never, optionally of one state now. */
+  /**
+   * The session's messages of `incarnation`, `RECORDED` ones never, optionally of one state now. In creation order,
+   * the live ones (`ACCEPTED`, `CLAIMED`) first: without a state, a page is never filled by old terminal rows while a
+   * newer message waits behind them.
+   */
   async list(session: SessionKey, incarnation: number, state: MessageState | null, limit: number): Promise<PendingMessage[]> {
     const { rows } = await this.db.query<MessageRow>(
       `SELECT * FROM (SELECT ${COLUMNS}, seq FROM pending_messages WHERE ${KEY} AND incarnation = $6) AS m
         WHERE now_state <> 'RECORDED' AND ($7::text IS NULL OR now_state = $7::text)
-        ORDER BY seq LIMIT $8`,
+        ORDER BY now_state NOT IN ('ACCEPTED', 'CLAIMED'), seq LIMIT $8`,
       [...keyParams(session), this.retentionMs, incarnation, state, limit],
     );
     return rows.map((r) => toStored(session, r).message);

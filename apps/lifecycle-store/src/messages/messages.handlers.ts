@@ -4,6 +4,7 @@ import {
   LifecycleClaimMessage,
   LifecycleConsumeMessage,
   LifecycleDecideMessage,
+  LifecycleEndViewMessages,
   LifecycleFindConsumedMessage,
   LifecycleGetMessage,
   LifecycleListMessages,
@@ -13,7 +14,7 @@ import {
 } from '@apphost/contracts';
 import { MessagesService } from './messages.service';
 
-/** Pending `ui/message`s on the bus: governed-operations records, decides and claims; runtimes list and consume. */
+/** Pending `ui/message`s on the bus: governed-operations records, decides, claims and fences a torn-down View's; runtimes list and consume. */
 @Injectable()
 export class MessagesHandlers {
   constructor(@Inject(MessagesService) private readonly messages: MessagesService) {}
@@ -31,6 +32,11 @@ export class MessagesHandlers {
   @BusHandler(LifecycleDecideMessage)
   decide(request: ParsedRequestOf<typeof LifecycleDecideMessage>): Promise<ResponseOf<typeof LifecycleDecideMessage>> {
     return this.messages.decide(request);
+  }
+
+  @BusHandler(LifecycleEndViewMessages)
+  endView(request: ParsedRequestOf<typeof LifecycleEndViewMessages>): Promise<ResponseOf<typeof LifecycleEndViewMessages>> {
+    return this.messages.endView(request);
   }
 
   @BusHandler(LifecycleListMessages)

@@ -6,6 +6,7 @@ import {
   type LifecycleClaimMessage,
   type LifecycleConsumeMessage,
   type LifecycleDecideMessage,
+  type LifecycleEndViewMessages,
   type LifecycleListMessages,
   type LifecycleRecordMessage,
   type MessageState,
@@ -77,7 +78,12 @@ export class MessagesService {
     const changed =
       req.decision === 'accept' ? await this.deps.messages.accept(session, messageId) : await this.deps.messages.reject(session, messageId, req.rejection);
     if (changed) return this.changed(session, changed);
-    const { message } = await this.current(session, messageId);
+    let { message } = await this.current(session, messageId);
+    if (req.decision === 'accept' && message.state === 'RECORDED') {
+      // Its View was ended (the accept found the teardown's tombstone): the message dies with the View.
+      const fenced = await this.deps.messages.rejectOfEndedView(session, messageId);
+      message = fenced ? this.changed(session, fenced).message : (await this.current(session, messageId)).message;
+    }
     if (req.decision === 'accept') {
       if (message.state === 'ACCEPTED' || message.state === 'CLAIMED' || message.state === 'CONSUMED') return { message };
       if (message.state === 'EXPIRED' || message.state === 'REJECTED')
@@ -88,6 +94,13 @@ export class MessagesService {
         throw failedPrecondition('MESSAGE_CONSUMED', `message ${messageId} was consumed by a model turn`, { state: 'CONSUMED' });
     }
     throw raced(session, message.state);
+  }
+
+  /** The teardown fence of a View's messages (see `MessageRepository.endView`); idempotent. */
+  async endView(req: ParsedRequestOf<typeof LifecycleEndViewMessages>): Promise<ResponseOf<typeof LifecycleEndViewMessages>> {
+    const rejected = await this.deps.messages.endView(req.session, req.viewId, req.rejection);
+    if (rejected > 0) this.deps.waiter.changed(req.session);
+    return { rejected };
   }
 
   async claim(req: ParsedRequestOf<typeof LifecycleClaimMessage>): Promise<ResponseOf<typeof LifecycleClaimMessage>> {

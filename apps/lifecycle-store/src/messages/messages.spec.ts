@@ -5,6 +5,7 @@ import {
   LifecycleCreateSession,
   LifecycleDecideMessage,
   LifecycleDeleteSession,
+  LifecycleEndViewMessages,
   LifecycleFindConsumedMessage,
   LifecycleGetMessage,
   LifecycleListMessages,
@@ -122,6 +123,92 @@ describeOnPostgres('lifecycle-store pending messages', (target) => {
       await h.client.request(LifecycleDecideMessage, { decision: 'reject', session, messageId: queued.messageId, rejection: 'VIEW_TORN_DOWN' });
       await expectRefused(accept(session, queued.messageId), 'FAILED_PRECONDITION', { reason: 'MESSAGE_NOT_ACCEPTABLE', state: 'REJECTED' });
       await expectRefused(accept(session, `msg-${hex(16)}`), 'NOT_FOUND');
+    });
+
+    it('end-view-messages fences a View: its RECORDED messages are rejected, none is accepted after, an accepted one stands', async () => {
+      const session = await activeSession();
+      const viewId = `vw-${hex(16)}`;
+      const accepted = messageOf(session, { viewId });
+      await record(accepted);
+      await accept(session, accepted.messageId);
+      const queued = messageOf(session, { viewId });
+      await record(queued);
+      const otherView = messageOf(session);
+      await record(otherView);
+      const end = () => h.client.request(LifecycleEndViewMessages, { session, viewId });
+
+      await expect(end()).resolves.toEqual({ rejected: 1 });
+      await expect(h.client.request(LifecycleGetMessage, { session, messageId: queued.messageId })).resolves.toMatchObject({
+        message: { state: 'REJECTED', rejection: 'VIEW_TORN_DOWN' },
+      });
+      await expectRefused(accept(session, queued.messageId), 'FAILED_PRECONDITION', { reason: 'MESSAGE_NOT_ACCEPTABLE', state: 'REJECTED' });
+      // Recorded after the fence (a delivery that passed its re-check): the accept rejects it instead.
+      const late = messageOf(session, { viewId });
+      await record(late);
+      await expectRefused(accept(session, late.messageId), 'FAILED_PRECONDITION', {
+        reason: 'MESSAGE_NOT_ACCEPTABLE',
+        state: 'REJECTED',
+        rejection: 'VIEW_TORN_DOWN',
+      });
+      // Idempotent; an accepted message belongs to the conversation; another View is untouched.
+      await expect(end()).resolves.toEqual({ rejected: 0 });
+      await expect(h.client.request(LifecycleGetMessage, { session, messageId: accepted.messageId })).resolves.toMatchObject({
+        message: { state: 'ACCEPTED' },
+      });
+      await expect(accept(session, otherView.messageId)).resolves.toMatchObject({ message: { state: 'ACCEPTED' } });
+
+      // A View ended by a revocation: its messages get the revocation's own reason, also at a late accept.
+      const revoked = messageOf(session);
+      await h.client.request(LifecycleEndViewMessages, { session, viewId: revoked.viewId, rejection: 'PRINCIPAL_REVOKED' });
+      await record(revoked);
+      await expectRefused(accept(session, revoked.messageId), 'FAILED_PRECONDITION', { state: 'REJECTED', rejection: 'PRINCIPAL_REVOKED' });
+
+      // The deletion's purge takes the tombstones with the messages.
+      const tombstones = () => h.sql<{ n: number }>(`SELECT count(*)::int AS n FROM ended_view_messages WHERE session_id = $1`, [session.sessionId]);
+      await expect(tombstones()).resolves.toEqual([{ n: 2 }]);
+      await h.client.request(LifecycleDeleteSession, { session });
+      await expect(tombstones()).resolves.toEqual([{ n: 0 }]);
+    });
+
+    it('an accept racing the fence: it commits before the fence or not at all (the row lock and the tombstone decide)', async () => {
+      const session = await activeSession();
+      for (let round = 0; round < 10; round++) {
+        const message = messageOf(session);
+        await record(message);
+        const [accepted, ended] = await Promise.allSettled([
+          accept(session, message.messageId),
+          h.client.request(LifecycleEndViewMessages, { session, viewId: message.viewId }),
+        ]);
+        expect(ended.status).toBe('fulfilled');
+        const now = (await h.client.request(LifecycleGetMessage, { session, messageId: message.messageId })).message;
+        // Either it was accepted (before the fence: the fence rejected nothing) or it is rejected and the accept refused.
+        if (accepted.status === 'fulfilled') {
+          expect(now.state).toBe('ACCEPTED');
+          expect(ended.status === 'fulfilled' && ended.value.rejected).toBe(0);
+        } else {
+          expect(now).toMatchObject({ state: 'REJECTED', rejection: 'VIEW_TORN_DOWN' });
+          expect(accepted.reason).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'MESSAGE_NOT_ACCEPTABLE' } });
+        }
+      }
+    });
+
+    it('listed without a state: the live messages (ACCEPTED, CLAIMED) come before older terminal ones, each in creation order', async () => {
+      const session = await activeSession();
+      const old = await acceptedMessage(session);
+      await h.client.request(LifecycleDecideMessage, { decision: 'reject', session, messageId: old.messageId, rejection: 'TOOLSET_REBOUND' });
+      const expired = messageOf(session);
+      await record(expired, 1_000);
+      await age(expired.messageId, 'accept_by', 2_000);
+      const first = await acceptedMessage(session);
+      const second = await acceptedMessage(session);
+      await claim(session, second.messageId);
+      const page = await h.client.request(LifecycleListMessages, { session, limit: 2 });
+      expect(page.messages.map((m) => [m.messageId, m.state])).toEqual([
+        [first.messageId, 'ACCEPTED'],
+        [second.messageId, 'CLAIMED'],
+      ]);
+      const all = await list({ session });
+      expect(all.messages.map((m) => m.messageId)).toEqual([first.messageId, second.messageId, old.messageId, expired.messageId]);
     });
 
     it('a RECORDED message not accepted in time reads EXPIRED and cannot be accepted; an ACCEPTED one past the retention reads EXPIRED', async () => {

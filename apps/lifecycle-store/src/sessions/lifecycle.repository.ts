@@ -353,7 +353,7 @@ export class LifecycleRepository {
 
   /**
    * The local phase of the cascade, one statement: marks the session purged (guarded) and deletes the session row,
-   * every event and every pending message of this and older incarnations (including rows a retired creator might have left elsewhere).
+   * every event, every pending message of this and older incarnations and the session's ended-View tombstones (including rows a retired creator might have left elsewhere).
    */
   async purgeSession(key: SessionKey, incarnation: number, version: number): Promise<LifecycleRecord | null> {
     const { rows } = await this.db.query<RecordRow>(
@@ -365,6 +365,8 @@ export class LifecycleRepository {
          DELETE FROM session_events WHERE ${KEY} AND incarnation <= (SELECT incarnation FROM rec) RETURNING 1
        ), msg AS (
          DELETE FROM pending_messages WHERE ${KEY} AND incarnation <= (SELECT incarnation FROM rec) RETURNING 1
+       ), ended AS (
+         DELETE FROM ended_view_messages WHERE ${KEY} AND EXISTS (SELECT 1 FROM rec) RETURNING 1
        ), s AS (
          DELETE FROM session_rows WHERE ${KEY} AND EXISTS (SELECT 1 FROM rec) RETURNING 1
        )

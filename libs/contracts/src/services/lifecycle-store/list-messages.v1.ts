@@ -5,6 +5,7 @@ import { messageStateSchema, pendingMessageSchema } from './message-values';
 
 /**
  * `apphost.lifecycle-store.list-messages.v1`: the session's messages of the current incarnation in creation order,
+ * the live ones (`ACCEPTED`, `CLAIMED`) before terminal ones (old rows never fill a page ahead of a waiting message),
  * optionally of one state (`RECORDED` is internal: never listed). With `waitMs`, a long poll: answers as soon as
  * one matches, or empty when `waitMs` passed (bounded; within the request's deadline). Expiry is applied before
  * answering, so an expired claim reads `ACCEPTED` again and an overdue message `EXPIRED`.

@@ -21,6 +21,7 @@ export const messageIdSchema = z.string().regex(/^msg-[0-9a-f]{32}$/, 'message i
 
 export const MESSAGE_REJECTIONS = ['VIEW_TORN_DOWN', 'SESSION_DELETED', 'PRINCIPAL_REVOKED', 'TOOLSET_REVOKED', 'TOOLSET_REBOUND'] as const;
 export const messageRejectionSchema = z.enum(MESSAGE_REJECTIONS);
+export type MessageRejection = z.infer<typeof messageRejectionSchema>;
 
 /** The text content of a message (the only advertised modality). */
 export const messageContentSchema = z
