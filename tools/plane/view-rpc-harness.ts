@@ -244,5 +244,6 @@ export function isDenial(reply: HttpReply): boolean {
   const data = reply.status === 200 ? reply.body.error?.data : undefined;
   const reason = data?.reason as string | undefined;
   // A result withheld because the View ended while the operation ran is not a refusal: it ran.
-  return reason !== undefined && BARRIER_REASONS.includes(reason) && data?.['executed'] !== true;
+  // Nor is an operation whose connection died under it (OUTCOME_UNKNOWN): it may have run.
+  return reason !== undefined && BARRIER_REASONS.includes(reason) && data?.['executed'] !== true && data?.code !== 'OUTCOME_UNKNOWN';
 }

@@ -172,7 +172,7 @@ describe('README walkthrough on the all-in-one plane', () => {
 
   it('writes the View call block against the documented routes: the monitor toolset, two View RPCs, the events with audience=all', () => {
     expect(spawnSync('bash', ['-n', '-c', viewCallBlock], { encoding: 'utf8' })).toMatchObject({ status: 0, stderr: '' });
-    expect(serverBlock).toContain('"monitor":[{"toolsetId":"monitor"}]');
+    expect(serverBlock).toContain('the app "monitor"');
     const toolset = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples/monitor-toolset.json'), 'utf8')) as {
       connection: { command: string };
       profileId: string;
