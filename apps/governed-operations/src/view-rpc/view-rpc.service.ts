@@ -23,7 +23,7 @@ import { ViewMessages } from '../conversation/view-messages';
 import { BATCH_LOGGER, VIEW_RPC_PORTS } from '../governed.tokens';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { assertOpenersGrant, findVisible } from '../views/view-access';
-import { revocationReasonOf, revokedError } from '../views/view-checks';
+import { revocationOf, revocationReasonOf, revokedError } from '../views/view-checks';
 import { isGenerationGone, ViewCollaborators } from '../views/view-collaborators';
 import { ViewRecords } from '../views/view-records';
 import { envelopeOf, idOfRejected, jsonRpcError, jsonRpcErrorOf, jsonRpcResult } from './json-rpc';
@@ -344,7 +344,7 @@ export class ViewRpcService {
    * is unknown (it may have run), never that it was refused.
    */
   private async diedUnder(ctx: ViewContext, error: unknown): Promise<AppHostError> {
-    await this.barrier.revoke(ctx.view.record.viewId, 'GENERATION_GONE').catch(() => undefined);
+    await this.barrier.revoke(ctx.view.record.viewId, await this.whyGone(ctx)).catch(() => undefined);
     return new AppHostError('OUTCOME_UNKNOWN', 'the connection ended while the operation ran on it: it may have run', {
       details: { ...((error as AppHostError).details ?? {}) },
     });
@@ -353,7 +353,17 @@ export class ViewRpcService {
   /** A generation found gone ends the View (GENERATION_GONE): the View is told it was revoked. */
   private async goneIsRevoked(ctx: ViewContext, error: unknown): Promise<unknown> {
     if (!isGenerationGone(error)) return error;
-    return this.barrier.revoke(ctx.view.record.viewId, 'GENERATION_GONE').catch((revoked: unknown) => revoked);
+    return this.barrier.revoke(ctx.view.record.viewId, await this.whyGone(ctx)).catch((revoked: unknown) => revoked);
+  }
+
+  /**
+   * Why the View's generation is gone: a revocation or rebind closes generations, so the View is told that cause
+   * (checked in the same order as everywhere), and GENERATION_GONE only when nothing else explains it.
+   */
+  private async whyGone(ctx: ViewContext): Promise<ViewRevocationReason> {
+    const { record } = ctx.view;
+    const reason = await revocationOf(record, record.opener, this.peers, Date.now()).catch(() => null);
+    return reason ?? 'GENERATION_GONE';
   }
 
   /** First terminal outcome wins; a settle that cannot be recorded still delivers (a cancel is best effort). */
