@@ -45,7 +45,9 @@ describe('Conversation: a governed-operations crash between record and response'
     const session = { appName: 'crash', sessionId };
     const view = await openView(conv.http, alice, { ...session, tool: 'start-job' });
     const pending = rpc.sendMessage(view, words, { timeoutMs: DEADLINE_MS });
-    await conv.governed.reached(point);
+    // Answered before the point was reached: the fault point is not on this path (fail with the answer).
+    const early = pending.then((reply) => Promise.reject(new Error(`answered before ${point}: ${reply.status} ${reply.text.slice(0, 300)}`)));
+    await Promise.race([conv.governed.reached(point), early]);
     await conv.governed.kill();
     const uncertain = await pending;
     await conv.governed.restart();
