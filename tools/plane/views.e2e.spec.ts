@@ -124,7 +124,8 @@ describe('Views in the plane', () => {
     expect(view.toolResult).toEqual((sealed as { envelope: { result: unknown } }).envelope.result);
     expect(view.csp.header).toMatch(/^default-src 'none'/);
     expect(view.csp.header).not.toMatch(/unsafe-eval|\*/);
-    expect(view.hostCapabilities).toEqual({});
+    // The harness profile declares the View RPC only: exactly that is offered.
+    expect(view.hostCapabilities).toEqual({ serverTools: {}, serverResources: {} });
 
     const got = await http('GET', `/v1/views/${view.viewId}`, { bearer: alice });
     expect(got.status).toBe(200);

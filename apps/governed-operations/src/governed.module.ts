@@ -10,6 +10,9 @@ import { ConfirmationGate } from './confirmation/confirmation-gate';
 import { ConfirmationPermits } from './confirmation/confirmation-permits';
 import { ConfirmationHandlers } from './confirmation/confirmation.handlers';
 import { ConfirmationService } from './confirmation/confirmation.service';
+import { ContextRegisters } from './conversation/context-registers';
+import { ConversationHandlers } from './conversation/conversation.handlers';
+import { ModelContext } from './conversation/model-context';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -84,6 +87,14 @@ export class GovernedOperationsModule {
           useFactory: (bus: BusClient, peers: ViewCollaborators, barrier: ViewBarrier) => new ViewOperations(bus, peers, barrier, logger),
           inject: [BusClient, ViewCollaborators, ViewBarrier],
         },
+        { provide: ContextRegisters, useFactory: (records: ViewRecords) => new ContextRegisters(records), inject: [ViewRecords] },
+        {
+          provide: ModelContext,
+          useFactory: (bus: BusClient, records: ViewRecords, peers: ViewCollaborators, teardown: ViewTeardown) =>
+            new ModelContext(bus, records, peers, teardown, logger),
+          inject: [BusClient, ViewRecords, ViewCollaborators, ViewTeardown],
+        },
+        ConversationHandlers,
         viewRpcPorts ?? viewRpcPortsProvider(config, logger, coordination),
         ViewRpcService,
         ViewRpcHandlers,

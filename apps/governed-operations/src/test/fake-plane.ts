@@ -171,6 +171,8 @@ export interface FakeState {
   revisions: Record<string, string>;
   /** The session's current incarnation (a recreated session has a higher one). */
   incarnation: number;
+  /** `get-session` answers NOT_FOUND (the session was deleted). */
+  sessionGone: boolean;
   /** Views: principals lifecycle-store reports revoked (`tenant/subject`). */
   revokedPrincipals: Set<string>;
   /** Views: binding state and generation overrides, by toolset (a revoked or rebound toolset). */
@@ -226,6 +228,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   const fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
   fakes.register(LifecycleGetSession, (r) => {
     state.log.push('get-session');
+    if (state.sessionGone) throw new AppHostError('NOT_FOUND', 'no such session');
     return {
       session: r.session,
       incarnation: state.incarnation,
@@ -543,6 +546,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     },
     reset: async () => {
       Object.assign(state, { callGate: undefined, classifyGate: undefined, ...freshState() });
+      ledgerScopes.length = 0; // in step with `state.appended`, which starts over
       if (redis.status === 'wait') await redis.connect();
       const claims = await redis.keys(`apphost:${prefix}governed-operations:call-claim:*`);
       if (claims.length > 0) await redis.del(...claims);
@@ -571,6 +575,7 @@ function freshState(): FakeState {
     failures: {},
     revisions: {},
     incarnation: 3,
+    sessionGone: false,
     ...freshViewState(),
   };
 }

@@ -34,6 +34,8 @@ export function liveViewRecord(overrides: Partial<ViewRecord> & { session?: Sess
     teardownRequestedAt: null,
     actions: [],
     replaySafe: false,
+    register: null,
+    contextSequence: 0,
     ...overrides,
   };
 }

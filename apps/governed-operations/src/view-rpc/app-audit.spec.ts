@@ -87,6 +87,8 @@ function viewOf(session: SessionKey, audit: { maxRecordsPerView?: number; maxAge
     teardownRequestedAt: null,
     actions: [],
     replaySafe: false,
+    register: null,
+    contextSequence: 0,
   };
   const profile = { ...testProfile(), audit };
   return { view: { record, raw: JSON.stringify(record) }, profile, policy: viewPolicyOf(profile) };

@@ -131,6 +131,8 @@ function viewOf(options: { viewGeneration?: number; generation?: ViewRecord['gen
     teardownRequestedAt: null,
     actions: [],
     replaySafe: false,
+    register: null,
+    contextSequence: 0,
   });
   const profile = options.profile ?? testProfile();
   return { view: { record, raw: JSON.stringify(record) }, profile, policy: viewPolicyOf(profile) };

@@ -9,6 +9,7 @@ import type {
   ViewRpcNotificationMethod,
   ViewRpcRequestMethod,
 } from '@apphost/contracts';
+import type { ContextUpdate } from '../conversation/context-update';
 import type { StoredView } from '../views/view-records';
 
 /*
@@ -17,7 +18,7 @@ import type { StoredView } from '../views/view-records';
  *   authenticate (View visible to the caller, grant) → parseViewMessage (structure, published schemas, size)
  *   → notification: ViewNotifications.handle → `accepted`
  *   → request: RpcLimiter.admit (rate, queue depth) → InFlightOperations.begin (live id scope; cancellation handle)
- *     → ViewBarrier.check (immediately before any effect) → ViewIdempotency.begin (after the barrier: a retained
+ *     → ViewBarrier.check (immediately before any effect; a context update's modalities and size too) → ViewIdempotency.begin (after the barrier: a retained
  *     outcome is delivered only to a caller that passes it now) → execute on the bound generation → validate the
  *     response → AppAudit.record → InFlightOperations.settle (first terminal outcome wins) → `response` or `cancelled`.
  *
@@ -48,9 +49,13 @@ export interface RpcSlot {
   release(): Promise<void>;
 }
 
-/** What a governed operation targets, as the barrier re-checks it. */
+/** What a governed operation targets, as the barrier re-checks it (`context`: a model-context update, its modalities and size). */
 export type OperationTarget =
-  { kind: 'tool'; name: string; arguments: Record<string, unknown> } | { kind: 'read'; uri: string } | { kind: 'list' } | { kind: 'ping' };
+  | { kind: 'tool'; name: string; arguments: Record<string, unknown> }
+  | { kind: 'read'; uri: string }
+  | { kind: 'list' }
+  | { kind: 'ping' }
+  | { kind: 'context'; update: ContextUpdate };
 
 /** What passed the barrier: where the operation runs, and for a tool the handle it was checked against. */
 export interface BarrierPass {

@@ -8,7 +8,12 @@ import {
   PingRequestSchema,
   ReadResourceRequestSchema,
 } from '@modelcontextprotocol/core';
-import { McpUiInitializedNotificationSchema, McpUiRequestTeardownNotificationSchema, McpUiSizeChangedNotificationSchema } from '@modelcontextprotocol/ext-apps';
+import {
+  McpUiInitializedNotificationSchema,
+  McpUiRequestTeardownNotificationSchema,
+  McpUiSizeChangedNotificationSchema,
+  McpUiUpdateModelContextRequestSchema,
+} from '@modelcontextprotocol/ext-apps';
 import type { z } from 'zod';
 import { describeIssues, type ViewRpcNotificationMethod, type ViewRpcRequestMethod } from '@apphost/contracts';
 
@@ -26,6 +31,7 @@ const PUBLISHED: Readonly<Record<ViewRpcRequestMethod | ViewRpcNotificationMetho
   'tools/list': ListToolsRequestSchema,
   'resources/list': ListResourcesRequestSchema,
   'resources/templates/list': ListResourceTemplatesRequestSchema,
+  'ui/update-model-context': McpUiUpdateModelContextRequestSchema,
   'notifications/cancelled': CancelledNotificationSchema,
   'notifications/message': LoggingMessageNotificationSchema,
   'ui/notifications/initialized': McpUiInitializedNotificationSchema,

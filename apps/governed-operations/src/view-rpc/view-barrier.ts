@@ -13,6 +13,8 @@ import {
 } from '@apphost/contracts';
 import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
 import type { Logger } from '@apphost/runtime';
+import { assertRegisterFits } from '../conversation/context-update';
+import { assertAdvertised } from '../conversation/modalities';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { viewNotFound } from '../views/view-access';
 import { revocationReasonOf, revokedError } from '../views/view-checks';
@@ -28,7 +30,8 @@ import type { BarrierPass, OperationTarget, ViewContext } from './ports';
  * delivery): everything that can revoke the View is asked again now, not trusted from admission. In the RFC's order:
  * the principal, the session in the View's incarnation, the View record itself (live, not torn down, lease, grant),
  * the toolset's binding, and then the target on the View's own generation: a tool must be in a fresh app catalog of
- * exactly that generation with arguments its `inputSchema` accepts; a URI must be allowed by the resource policy.
+ * exactly that generation with arguments its `inputSchema` accepts; a URI must be allowed by the resource policy; a
+ * model-context update may use only the advertised modalities and must fit the profile's per-register cap.
  * A View that fails a liveness check is ended here (with the revocation reason), so every later call fails fast.
  */
 export class ViewBarrier {
@@ -71,6 +74,11 @@ export class ViewBarrier {
     const pass: BarrierPass = { generation, tool: null, canonicalUri: null, session: record.session, incarnation: record.incarnation };
     if (target.kind === 'tool') return { ...pass, tool: await this.appTool(ctx, generation, target.name, target.arguments) };
     if (target.kind === 'read') return { ...pass, canonicalUri: allowedUri(ctx, target.uri) };
+    if (target.kind === 'context') {
+      // What the bootstrap advertised (the same intersection), then the per-register cap: refused whole, never cut.
+      assertAdvertised(ctx.profile, 'updateModelContext', target.update.content, target.update.structuredContent !== null);
+      assertRegisterFits(ctx.policy, target.update);
+    }
     return pass;
   }
 

@@ -15,6 +15,8 @@ import {
 } from '@apphost/contracts';
 import { admitArguments } from '@apphost/policy';
 import type { Logger } from '@apphost/runtime';
+import { ContextRegisters } from '../conversation/context-registers';
+import { contextUpdateOf } from '../conversation/context-update';
 import { BATCH_LOGGER, VIEW_RPC_PORTS } from '../governed.tokens';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { assertOpenersGrant, findVisible } from '../views/view-access';
@@ -67,6 +69,7 @@ export class ViewRpcService {
     @Inject(ViewCollaborators) private readonly peers: ViewCollaborators,
     @Inject(ViewBarrier) private readonly barrier: ViewBarrier,
     @Inject(ViewOperations) private readonly operations: ViewOperations,
+    @Inject(ContextRegisters) private readonly registers: ContextRegisters,
     @Inject(VIEW_RPC_PORTS) private readonly ports: ViewRpcPorts,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
   ) {}
@@ -197,7 +200,7 @@ export class ViewRpcService {
       const seal = target.kind === 'tool' && pass.tool?.resourceUri ? { tool: pass.tool, arguments: target.arguments, result } : null;
       return { done: { outcome: { kind: 'result', result }, decision: 'executed', replayed: false, pass, seal }, ranNothing: false };
     } catch (error) {
-      const ranNothing = isGenerationGone(error) || (error instanceof AppHostError && error.code === 'UNAVAILABLE');
+      const ranNothing = isGenerationGone(error) || (error instanceof AppHostError && (error.code === 'UNAVAILABLE' || isStaleContext(error)));
       if (!(error instanceof AppHostError)) this.logger.error({ viewId: ctx.view.record.viewId, error: describeFailure(error) }, 'view rpc: operation failed');
       const outcome = { kind: 'error' as const, error: envelopeOf(await this.goneIsRevoked(ctx, error)) };
       return { done: { outcome, decision: ranNothing ? 'denied' : 'executed', replayed: false, pass, seal: null }, ranNothing };
@@ -227,6 +230,9 @@ export class ViewRpcService {
       case 'ping':
         // The barrier asked the owner whether the generation lives: nothing else to ask upstream.
         return Promise.resolve({});
+      case 'ui/update-model-context':
+        if (target.kind !== 'context') throw new AppHostError('INTERNAL', 'a ui/update-model-context passed the barrier without its update');
+        return this.registers.commit(ctx, target.update);
     }
   }
 
@@ -285,6 +291,8 @@ function targetOf(message: Request): OperationTarget {
       return { kind: 'read', uri: params['uri'] };
     case 'ping':
       return { kind: 'ping' };
+    case 'ui/update-model-context':
+      return { kind: 'context', update: contextUpdateOf(params) };
     default:
       return { kind: 'list' };
   }
@@ -300,6 +308,11 @@ function isNotification(message: unknown): boolean {
     typeof (message as Record<string, unknown>)['method'] === 'string' &&
     !('id' in message)
   );
+}
+
+/** A model-context commit that lost to a teardown or a newer update: nothing changed (audited as denied). */
+function isStaleContext(error: AppHostError): boolean {
+  return error.details?.['reason'] === 'CONTEXT_UPDATE_STALE';
 }
 
 function invalidParams(method: string): AppHostError {

@@ -16,7 +16,7 @@ import {
   type ToolsetStatus,
   type WidgetDescriptor,
 } from '@apphost/contracts';
-import { buildViewCsp, documentUiMeta, iframeAllow, offeredHostCapabilities, selectAppDocument } from '@apphost/policy';
+import { buildViewCsp, documentUiMeta, iframeAllow, offeredHostCapabilities, selectAppDocument, type ImplementedHostCapabilities } from '@apphost/policy';
 import type { Logger } from '@apphost/runtime';
 import { SealedResultClient } from '@apphost/sealed-results';
 import type { BatchConfig } from '../governed.config';
@@ -28,15 +28,20 @@ import { ViewCollaborators, type ViewGeneration } from './view-collaborators';
 import { coldActionOf, defaultPolicy, recordOf, resourcePolicyOf, widgetOf, type Binding, type OpenRequest, type Opening } from './view-opening';
 import { ViewRecords, type StoredView, type ViewRecord } from './view-records';
 
-/** What AppHost implements of the MCP Apps host capabilities today: View RPC and the conversation hooks are not built yet. */
-export const IMPLEMENTED_HOST_CAPABILITIES = {
-  serverTools: false,
-  serverResources: false,
-  logging: false,
-  message: false,
-  updateModelContext: false,
+/**
+ * What AppHost implements of the MCP Apps host capabilities: the View RPC (server tools and resources, logging), and
+ * the conversation hooks with the modalities they serve (`ui/message` text; `ui/update-model-context` text and
+ * structured content). Links are not opened by this build. The barrier checks a View's content against the same
+ * intersection (`conversation/modalities.ts`).
+ */
+export const IMPLEMENTED_HOST_CAPABILITIES: ImplementedHostCapabilities = {
+  serverTools: true,
+  serverResources: true,
+  logging: true,
+  message: ['text'],
+  updateModelContext: ['text', 'structuredContent'],
   openLinks: false,
-} as const;
+};
 
 /** The largest `resources/read` catalog-policy accepts for one item and in total. */
 const READ_LIMIT_BYTES = 8 * 1024 * 1024;

@@ -10,6 +10,7 @@ import type { SessionKey } from '@apphost/contracts';
  * - `view-producer:<sessionDigest>:<incarnation>:<callDigest>`: the producing generation of one sealed UI call.
  * - `view-lock:<sessionDigest>`: the short per-session lock of phase 2 of a teardown.
  * - `view-revoked:<sessionDigest>:<incarnation>`: the cascade revoked the incarnation's Views (no new one opens).
+ * - `view-context-seq:<sessionDigest>:<incarnation>`: the incarnation's model-context commit sequence (a fence).
  */
 export function sessionDigestOf(session: SessionKey): string {
   return createHash('sha256').update(canonicalize(session)).digest('hex');
@@ -26,6 +27,10 @@ export const sessionViewKeyOf = (session: SessionKey, incarnation: number, viewI
 export const producersPrefixOf = (session: SessionKey) => `view-producer:${sessionDigestOf(session)}:`;
 
 export const sessionRevokedKeyOf = (session: SessionKey, incarnation: number) => `view-revoked:${sessionDigestOf(session)}:${incarnation}`;
+
+export const contextSequencesPrefixOf = (session: SessionKey) => `view-context-seq:${sessionDigestOf(session)}:`;
+
+export const contextSequenceKeyOf = (session: SessionKey, incarnation: number) => `${contextSequencesPrefixOf(session)}${incarnation}`;
 
 export const sessionLockKeyOf = (session: SessionKey) => `view-lock:${sessionDigestOf(session)}`;
 

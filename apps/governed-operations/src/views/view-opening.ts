@@ -80,6 +80,8 @@ export function recordOf(
     teardownRequestedAt: null,
     actions: [],
     replaySafe: false,
+    register: null,
+    contextSequence: 0,
   };
 }
 

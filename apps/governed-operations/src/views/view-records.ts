@@ -10,7 +10,28 @@ import {
   viewWidgetSchema,
   type SessionKey,
 } from '@apphost/contracts';
-import { incarnationInKey, sessionRevokedKeyOf, sessionViewKeyOf, sessionViewsPrefixOf, viewKeyOf, VIEW_KEY_PREFIX } from './view-keys';
+import {
+  contextSequenceKeyOf,
+  contextSequencesPrefixOf,
+  incarnationInKey,
+  sessionRevokedKeyOf,
+  sessionViewKeyOf,
+  sessionViewsPrefixOf,
+  viewKeyOf,
+  VIEW_KEY_PREFIX,
+} from './view-keys';
+
+/** One committed model-context register: what the View last said, with its host-assigned commit sequence and size. */
+export const contextRegisterSchema = z.strictObject({
+  commitSequence: z.number().int().min(1),
+  /** The update's content blocks as the published schema admitted them (only advertised modalities reach here). */
+  content: z.array(z.looseObject({ type: z.string() })),
+  structuredContent: z.record(z.string(), z.unknown()).nullable(),
+  /** Canonical JSON bytes of `{ content, structuredContent }`: what the per-register and per-session caps count. */
+  bytes: z.number().int().min(0),
+  committedAt: z.iso.datetime(),
+});
+export type ContextRegister = z.infer<typeof contextRegisterSchema>;
 
 /**
  * One View as governed-operations holds it (coordination store, `view:<viewId>`), so any replica serves it.
@@ -56,6 +77,14 @@ export const viewRecordSchema = z.strictObject({
   /** A placeholder's cold affordances, and whether `refresh` is allowed (the replay classification's verdict). */
   actions: z.array(coldActionSchema),
   replaySafe: z.boolean(),
+  /**
+   * The View's model-context register (`ui/update-model-context`): its latest committed replacement state, or null
+   * (never set, cleared by an empty update, or dropped when the View ended). Inside the record, so a commit is one
+   * compare-and-set, atomic with a teardown's.
+   */
+  register: contextRegisterSchema.nullable().default(null),
+  /** The commit sequence of the View's latest committed update (a clear included); 0 before any. Only a higher one commits. */
+  contextSequence: z.number().int().min(0).default(0),
 });
 export type ViewRecord = z.infer<typeof viewRecordSchema>;
 
@@ -145,6 +174,24 @@ export class ViewRecords {
     const raw = await this.store.get(viewKeyOf(viewId));
     if (raw !== null) await this.store.compareAndDelete(viewKeyOf(viewId), raw);
     await this.store.compareAndDelete(indexKey, viewId);
+  }
+
+  /**
+   * The next model-context commit sequence of the session's incarnation: host-assigned, strictly increasing (a
+   * fence), taken before the commit's compare-and-set (a sequence that never commits leaves a harmless gap).
+   */
+  nextContextSequence(session: SessionKey, incarnation: number): Promise<number> {
+    return this.store.incrementFence(contextSequenceKeyOf(session, incarnation));
+  }
+
+  /** Cascade purge: the commit sequences of `incarnation` and below (their Views are gone: nothing compares with them). */
+  async purgeContextSequences(session: SessionKey, incarnation: number): Promise<void> {
+    const prefix = contextSequencesPrefixOf(session);
+    for (const key of await this.store.keysWithPrefix(prefix)) {
+      if (incarnationInKey(key, prefix) > incarnation) continue;
+      const value = await this.store.get(key);
+      if (value !== null) await this.store.compareAndDelete(key, value);
+    }
   }
 
   /**

@@ -7,7 +7,7 @@ import type { StoredView, ViewRecords } from './view-records';
 
 /**
  * How a View stops: phase 1 marks it ended at once (CLOSED on teardown, REVOKED otherwise; every grant check fails
- * from then on), phase 2, under the session's lock, gives its generation reference back.
+ * from then on) and drops its model-context register, phase 2 (which drops a register again, whatever wrote it), under the session's lock, gives its generation reference back.
  * A crash (or a lost lock race) between the phases leaves an ended record with `released: false`: the next close,
  * `get-view`, or the sweep finishes it. Both phases are compare-and-set on the stored record, so replicas racing on
  * one View end it once.
@@ -27,7 +27,9 @@ export class ViewTeardown {
       if (!current) return null;
       if (current.record.state === 'CLOSED' || current.record.state === 'REVOKED') return { view: await this.finish(current), ended: false };
       const state = reason === 'TORN_DOWN' ? 'CLOSED' : 'REVOKED';
-      const marked = await this.records.update(current, { ...current.record, state, reason });
+      // The register goes in the same compare-and-set: an ended View's context is never kept, and a commit racing
+      // this one finds the record changed (its own compare-and-set fails: nothing committed).
+      const marked = await this.records.update(current, { ...current.record, state, reason, register: null });
       if (!marked) continue; // another replica changed it: read again
       this.logger.info({ viewId, session: current.record.session.sessionId, state, reason }, 'view ended');
       return { view: await this.finish(marked), ended: true };
@@ -44,7 +46,7 @@ export class ViewTeardown {
         const current = await this.records.find(record.viewId);
         if (!current || current.record.released) return current;
         if (current.record.generation && current.record.leaseId) await this.peers.release(current.record.generation, current.record.leaseId);
-        return (await this.records.update(current, { ...current.record, released: true })) ?? current;
+        return (await this.records.update(current, { ...current.record, released: true, register: null })) ?? current;
       });
       if (outcome?.done) return outcome.done;
     } catch (error) {

@@ -139,11 +139,13 @@ export class ViewService {
     return revoked;
   }
 
-  /** Cascade purge: revokes (idempotent), then deletes every View record of the incarnation and below. */
+  /** Cascade purge: revokes (idempotent), then deletes every View record (its register with it) of the incarnation and below. */
   async purgeSession(session: ViewRecord['session'], incarnation: number): Promise<number> {
     await this.revokeSession(session, incarnation);
     const views = await this.records.ofSession(session, incarnation);
     for (const { viewId, indexKey } of views) await this.records.purge(viewId, indexKey);
+    // The registers went with their records; the commit sequences go too.
+    await this.records.purgeContextSequences(session, incarnation);
     return views.length;
   }
 

@@ -90,8 +90,8 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     expect(view.allow).toBe('');
     expect(view.toolInput).toEqual({ arguments: { q: 'hello' } });
     expect(view.toolResult).toEqual(TOOLS['nonce-view'].result());
-    // Neither View RPC nor the conversation hooks are built yet: nothing is offered.
-    expect(view.hostCapabilities).toEqual({});
+    // Exactly what the profile declares and AppHost implements: the View RPC (no logging, no conversation hooks declared).
+    expect(view.hostCapabilities).toEqual({ serverTools: {}, serverResources: {} });
     expect(view.hostContext).toEqual({ theme: 'dark', toolInfo: { id: at.functionCallId, tool: expect.objectContaining({ name: 'nonce-view' }) } });
     expect(Date.parse(view.expiresAt) - Date.now()).toBeGreaterThan(50_000);
 

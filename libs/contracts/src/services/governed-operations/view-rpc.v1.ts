@@ -58,7 +58,15 @@ export const jsonRpcResponseSchema = z.union([
 export type JsonRpcResponse = z.infer<typeof jsonRpcResponseSchema>;
 
 /** The methods a View may send. Requests answer with a JSON-RPC response; notifications with 202. */
-export const VIEW_RPC_REQUESTS = ['tools/call', 'resources/read', 'ping', 'tools/list', 'resources/list', 'resources/templates/list'] as const;
+export const VIEW_RPC_REQUESTS = [
+  'tools/call',
+  'resources/read',
+  'ping',
+  'tools/list',
+  'resources/list',
+  'resources/templates/list',
+  'ui/update-model-context',
+] as const;
 export const VIEW_RPC_NOTIFICATIONS = [
   'notifications/cancelled',
   'notifications/message',

@@ -5,17 +5,26 @@ const NOTHING: ImplementedHostCapabilities = {
   serverTools: false,
   serverResources: false,
   logging: false,
-  message: false,
-  updateModelContext: false,
+  message: [],
+  updateModelContext: [],
   openLinks: false,
 };
 const EVERYTHING: ImplementedHostCapabilities = {
   serverTools: true,
   serverResources: true,
   logging: true,
-  message: true,
-  updateModelContext: true,
+  message: ['text', 'image', 'audio', 'resource', 'resourceLink', 'structuredContent'],
+  updateModelContext: ['text', 'image', 'audio', 'resource', 'resourceLink', 'structuredContent'],
   openLinks: true,
+};
+/** What this build implements (`IMPLEMENTED_HOST_CAPABILITIES` of governed-operations' bootstrap). */
+const THIS_BUILD: ImplementedHostCapabilities = {
+  serverTools: true,
+  serverResources: true,
+  logging: true,
+  message: ['text'],
+  updateModelContext: ['text', 'structuredContent'],
+  openLinks: false,
 };
 const DECLARES_ALL: HostProfile['hostCapabilities'] = {
   openLinks: true,
@@ -55,7 +64,7 @@ describe('offeredHostCapabilities', () => {
   });
 
   it.each(Object.keys(NOTHING) as (keyof ImplementedHostCapabilities)[])('offers %s only when both declared and implemented', (name) => {
-    const only = { ...NOTHING, [name]: true };
+    const only: ImplementedHostCapabilities = { ...NOTHING, [name]: EVERYTHING[name] };
     const { offered, dropped } = offeredHostCapabilities(DECLARES_ALL, only);
     expect(Object.keys(offered)).toEqual([name]);
     expect(dropped).not.toContain(name);
@@ -72,5 +81,31 @@ describe('offeredHostCapabilities', () => {
       offered: { updateModelContext: {} },
       dropped: [],
     });
+  });
+
+  it('this build: View RPC, logging, text messages, text and structured context; never links, never an unimplemented modality', () => {
+    const declared: HostProfile['hostCapabilities'] = {
+      openLinks: true,
+      serverTools: true,
+      serverResources: true,
+      logging: true,
+      message: { text: true, image: true, structuredContent: true },
+      updateModelContext: { text: true, structuredContent: true, audio: true, resourceLink: true },
+    };
+    const { offered, dropped } = offeredHostCapabilities(declared, THIS_BUILD);
+    expect(offered).toEqual({
+      serverTools: {},
+      serverResources: {},
+      logging: {},
+      message: { text: {} },
+      updateModelContext: { text: {}, structuredContent: {} },
+    });
+    expect(dropped).toEqual(['openLinks', 'message.image', 'message.structuredContent', 'updateModelContext.audio', 'updateModelContext.resourceLink']);
+    expect(offeredHostCapabilitiesSchema.parse(offered)).toEqual(offered);
+  });
+
+  it('this build offers a modality only as far as the profile declares it', () => {
+    const declared: HostProfile['hostCapabilities'] = { ...DECLARES_NONE, message: { text: false }, updateModelContext: { text: true } };
+    expect(offeredHostCapabilities(declared, THIS_BUILD)).toEqual({ offered: { message: {}, updateModelContext: { text: {} } }, dropped: [] });
   });
 });
