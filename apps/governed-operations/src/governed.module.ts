@@ -13,6 +13,8 @@ import { ConfirmationService } from './confirmation/confirmation.service';
 import { ContextRegisters } from './conversation/context-registers';
 import { ConversationHandlers } from './conversation/conversation.handlers';
 import { ModelContext } from './conversation/model-context';
+import { MessageClaimHandlers } from './conversation/message-claims.handlers';
+import { MessageClaims } from './conversation/message-claims';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -106,6 +108,12 @@ export class GovernedOperationsModule {
         ToolBatchService,
         ToolBatchHandlers,
         CascadeHandlers,
+        {
+          provide: MessageClaims,
+          useFactory: (bus: BusClient, peers: ViewCollaborators) => new MessageClaims(bus, peers, logger),
+          inject: [BusClient, ViewCollaborators],
+        },
+        MessageClaimHandlers,
       ],
     };
   }

@@ -11,6 +11,10 @@ import { SealedReferencesRepository } from './events/sealed-references.repositor
 import type { LifecycleFaultPoint } from './lifecycle.faults';
 import { LifecycleHandlers } from './lifecycle.handlers';
 import { LIFECYCLE_DATABASE } from './lifecycle.tokens';
+import { MessageRepository } from './messages/message.repository';
+import { MessageWaiter } from './messages/message-waiter';
+import { MessagesHandlers } from './messages/messages.handlers';
+import { MessagesService } from './messages/messages.service';
 import { LifecycleMetrics } from './metrics';
 import { LifecycleRepository } from './sessions/lifecycle.repository';
 import { LifecycleService } from './sessions/lifecycle.service';
@@ -86,6 +90,19 @@ export class LifecycleModule {
         SealedReferencesHandlers,
         { provide: PrincipalRevocationRepository, useValue: new PrincipalRevocationRepository(database) },
         PrincipalRevocationHandlers,
+        { provide: MessageWaiter, useValue: new MessageWaiter(database) },
+        {
+          provide: MessagesService,
+          inject: [MessageWaiter, LifecycleMetrics],
+          useFactory: (waiter: MessageWaiter, metrics: LifecycleMetrics) =>
+            new MessagesService({
+              repo: new LifecycleRepository(database),
+              messages: new MessageRepository(database, config.LIFECYCLE_MESSAGE_RETENTION_MS),
+              waiter,
+              metrics,
+            }),
+        },
+        MessagesHandlers,
         LifecycleRecovery,
       ],
       exports: [LifecycleService, FAULT_POINTS, LifecycleRecovery],

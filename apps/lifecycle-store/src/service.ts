@@ -7,6 +7,7 @@ import { LifecycleCallLookup1764590000001 } from './migrations/1764590000001-cal
 import { SessionEventsSealedRefs1769000000000 } from './migrations/1769000000000-session-events-sealed-refs';
 import { PrincipalRevocations1770000000000 } from './migrations/1770000000000-principal-revocations';
 import { AppAuditByView1771000000000 } from './migrations/1771000000000-app-audit-by-view';
+import { PendingMessages1772000000000 } from './migrations/1772000000000-pending-messages';
 
 const isServiceDatabase = (store: StoreHandle): store is ServiceDatabase & StoreHandle => 'dataSource' in store;
 
@@ -27,6 +28,7 @@ export const lifecycleStoreService = defineService({
         SessionEventsSealedRefs1769000000000,
         PrincipalRevocations1770000000000,
         AppAuditByView1771000000000,
+        PendingMessages1772000000000,
       ],
     }),
   ],

@@ -29,6 +29,7 @@ export * from './services/lifecycle-store/list-messages.v1';
 export * from './services/lifecycle-store/claim-message.v1';
 export * from './services/lifecycle-store/consume-message.v1';
 export * from './services/lifecycle-store/find-consumed-message.v1';
+export * from './services/lifecycle-store/get-message.v1';
 export * from './services/sealed-result-store/sealed-values';
 export * from './services/sealed-result-store/reasons';
 export * from './services/sealed-result-store/create.v1';

@@ -333,8 +333,8 @@ export class LifecycleRepository {
   }
 
   /**
-   * The local phase of the cascade, one statement: marks the session purged (guarded) and deletes the session row and
-   * every event of this and older incarnations (including rows a retired creator might have left elsewhere).
+   * The local phase of the cascade, one statement: marks the session purged (guarded) and deletes the session row,
+   * every event and every pending message of this and older incarnations (including rows a retired creator might have left elsewhere).
    */
   async purgeSession(key: SessionKey, incarnation: number, version: number): Promise<LifecycleRecord | null> {
     const { rows } = await this.db.query<RecordRow>(
@@ -344,6 +344,8 @@ export class LifecycleRepository {
           RETURNING *
        ), ev AS (
          DELETE FROM session_events WHERE ${KEY} AND incarnation <= (SELECT incarnation FROM rec) RETURNING 1
+       ), msg AS (
+         DELETE FROM pending_messages WHERE ${KEY} AND incarnation <= (SELECT incarnation FROM rec) RETURNING 1
        ), s AS (
          DELETE FROM session_rows WHERE ${KEY} AND EXISTS (SELECT 1 FROM rec) RETURNING 1
        )
