@@ -48,6 +48,14 @@ const schema = z.object({
     .max(24 * 3600 * 1000)
     .default(3_600_000),
   GOVERNED_VIEW_SWEEP_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  GOVERNED_MESSAGE_PER_VIEW_PER_MINUTE: z.coerce.number().int().min(1).max(600).default(6),
+  GOVERNED_MESSAGE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64 * 1024)
+    .default(16 * 1024),
+  GOVERNED_MESSAGE_ACCEPT_WITHIN_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
 });
 
 export interface BatchConfig {
@@ -66,6 +74,17 @@ export interface BatchConfig {
   /** How often this process refreshes its liveness key; the key lapses after three missed refreshes. */
   ownerHeartbeatMs: number;
   views: ViewConfig;
+  messages: MessageConfig;
+}
+
+/** `ui/message`: host limits that hold whatever the profile says (a message starts a model turn). */
+export interface MessageConfig {
+  /** Messages one View may send a minute (sliding window, on top of the profile's View RPC rate). */
+  perViewPerMinute: number;
+  /** The most UTF-8 bytes of text one message may carry, over all its blocks. */
+  maxBytes: number;
+  /** How long a recorded message may wait for its acceptance before the lifecycle-store expires it (a crash in between). */
+  acceptWithinMs: number;
 }
 
 export interface ViewConfig {
@@ -98,6 +117,11 @@ export const batchConfig = schema.transform((c): BatchConfig => ({
     readTimeoutMs: c.GOVERNED_VIEW_READ_TIMEOUT_MS,
     closedRetentionMs: c.GOVERNED_VIEW_CLOSED_RETENTION_MS,
     sweepMs: c.GOVERNED_VIEW_SWEEP_MS,
+  },
+  messages: {
+    perViewPerMinute: c.GOVERNED_MESSAGE_PER_VIEW_PER_MINUTE,
+    maxBytes: c.GOVERNED_MESSAGE_MAX_BYTES,
+    acceptWithinMs: c.GOVERNED_MESSAGE_ACCEPT_WITHIN_MS,
   },
 }));
 

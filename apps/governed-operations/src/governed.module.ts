@@ -15,6 +15,7 @@ import { ConversationHandlers } from './conversation/conversation.handlers';
 import { ModelContext } from './conversation/model-context';
 import { MessageClaimHandlers } from './conversation/message-claims.handlers';
 import { MessageClaims } from './conversation/message-claims';
+import { ViewMessages } from './conversation/view-messages';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -32,6 +33,7 @@ import { ViewSweep } from './views/view-sweep';
 import { ViewTeardown } from './views/view-teardown';
 import { ArgumentSchemas } from './view-rpc/argument-schemas';
 import type { ViewRpcPorts } from './view-rpc/ports';
+import { MinuteWindows } from './view-rpc/rpc-limiter';
 import { viewRpcPortsProvider } from './view-rpc/view-rpc.ports';
 import { ViewBarrier } from './view-rpc/view-barrier';
 import { ViewOperations } from './view-rpc/view-operations';
@@ -97,6 +99,12 @@ export class GovernedOperationsModule {
           inject: [BusClient, ViewRecords, ViewCollaborators, ViewTeardown],
         },
         ConversationHandlers,
+        {
+          provide: ViewMessages,
+          useFactory: (bus: BusClient, barrier: ViewBarrier, faults: FaultPoints<GovernedFaultPoint>) =>
+            new ViewMessages(bus, barrier, new MinuteWindows(coordination), config.messages, faults, logger),
+          inject: [BusClient, ViewBarrier, FAULT_POINTS],
+        },
         viewRpcPorts ?? viewRpcPortsProvider(config, logger, coordination),
         ViewRpcService,
         ViewRpcHandlers,

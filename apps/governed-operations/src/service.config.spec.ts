@@ -18,6 +18,9 @@ const BAD: Record<string, string> = {
   GOVERNED_VIEW_READ_TIMEOUT_MS: '0',
   GOVERNED_VIEW_CLOSED_RETENTION_MS: '10',
   GOVERNED_VIEW_SWEEP_MS: '-5',
+  GOVERNED_MESSAGE_PER_VIEW_PER_MINUTE: '0',
+  GOVERNED_MESSAGE_MAX_BYTES: '100000',
+  GOVERNED_MESSAGE_ACCEPT_WITHIN_MS: '10',
 };
 
 it('covers every variable of the service schema', () => {

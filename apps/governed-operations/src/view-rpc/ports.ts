@@ -18,6 +18,7 @@ import type { StoredView } from '../views/view-records';
  *   authenticate (View visible to the caller, grant) → parseViewMessage (structure, published schemas, size)
  *   → notification: ViewNotifications.handle → `accepted`
  *   → request: RpcLimiter.admit (rate, queue depth) → InFlightOperations.begin (live id scope; cancellation handle)
+ *     → ui/message only: ViewMessages.admit (modalities, size, policy, message rate)
  *     → ViewBarrier.check (immediately before any effect; a context update's modalities and size too) → ViewIdempotency.begin (after the barrier: a retained
  *     outcome is delivered only to a caller that passes it now) → execute on the bound generation → validate the
  *     response → AppAudit.record → InFlightOperations.settle (first terminal outcome wins) → `response` or `cancelled`.
@@ -55,7 +56,9 @@ export type OperationTarget =
   | { kind: 'read'; uri: string }
   | { kind: 'list' }
   | { kind: 'ping' }
-  | { kind: 'context'; update: ContextUpdate };
+  | { kind: 'context'; update: ContextUpdate }
+  /** `ui/message`: its content blocks as the published schema read them (`conversation/view-messages.ts` holds them to policy). */
+  | { kind: 'message'; blocks: Record<string, unknown>[] };
 
 /** What passed the barrier: where the operation runs, and for a tool the handle it was checked against. */
 export interface BarrierPass {

@@ -97,7 +97,7 @@ describe('RpcMessageAdmission.parse', () => {
         id: 'r1',
         notification: undefined,
       });
-      expect(refusalOf(request('ui/message', {}, 2))).toMatchObject({ reason: 'RPC_METHOD_NOT_FOUND', id: 2 });
+      expect(refusalOf(request('ui/open-link', { url: 'https://example.com' }, 2))).toMatchObject({ reason: 'RPC_METHOD_NOT_FOUND', id: 2 });
       // A notification's method sent as a request is not served either.
       expect(refusalOf(request('notifications/message', { level: 'info', data: 1 }, 3))).toMatchObject({ reason: 'RPC_METHOD_NOT_FOUND', id: 3 });
     });
@@ -128,6 +128,14 @@ describe('RpcMessageAdmission.parse', () => {
       ['tools/list', { cursor: 'c2' }, { cursor: 'c2' }],
       ['resources/list', { cursor: 'c' }, { cursor: 'c' }],
       ['resources/templates/list', undefined, {}],
+      // ui/message: the published array form (what App.sendMessage sends), and one block read as that array.
+      ['ui/message', { role: 'user', content: [{ type: 'text', text: 'hi' }] }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      ['ui/message', { role: 'user', content: { type: 'text', text: 'hi' } }, { role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      [
+        'ui/message',
+        { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] },
+        { role: 'user', content: [{ type: 'image', data: 'aGk=', mimeType: 'image/png' }] },
+      ],
     ])('admits the request %s with params %j', (method, params, expected) => {
       expect(parse(request(method, params, 5))).toEqual({ kind: 'request', id: 5, method, params: expected, idempotencyKey: null });
     });
@@ -155,6 +163,12 @@ describe('RpcMessageAdmission.parse', () => {
       ['resources/list', { cursor: [] }],
       ['resources/templates/list', { cursor: 1 }],
       ['tools/call', [1, 2]],
+      ['ui/message', undefined],
+      ['ui/message', { role: 'assistant', content: [{ type: 'text', text: 'hi' }] }],
+      ['ui/message', { content: [{ type: 'text', text: 'hi' }] }],
+      ['ui/message', { role: 'user', content: 'hi' }],
+      ['ui/message', { role: 'user', content: { type: 'text' } }],
+      ['ui/message', { role: 'user', content: [{ type: 'text', text: 5 }] }],
     ])('refuses the request %s with params %j as RPC_INVALID_PARAMS (-32602), answering its id', (method, params) => {
       expect(refusalOf(request(method, params, 'p'))).toEqual({
         code: 'INVALID_ARGUMENT',

@@ -8,6 +8,7 @@ import type { RpcAdmission, RpcSlot, ViewContext } from './ports';
  * Keys (under the service's store prefix), shared by every replica:
  * - `view-rpc:rate:view:<viewId>:<minute>` and `view-rpc:rate:session:<sessionDigest>:<minute>`: requests admitted in
  *   one clock minute (a counter that dies two minutes after its minute ended).
+ * - `view-rpc:rate:message:<viewId>:<minute>`: `ui/message`s of one View (`MinuteWindows`, counted by `ViewMessages`).
  * - `view-rpc:queue:<viewId>`: the View's admitted, not yet released operations (slots, each with its own TTL).
  */
 const WINDOW_MS = 60_000;
@@ -18,8 +19,9 @@ const SLOT_GRACE_MS = 60_000;
 /** The shortest wait a refusal suggests: concurrent admissions can refuse when a slot frees a moment later. */
 const MIN_RETRY_AFTER_MS = 100;
 
-interface RateWindow {
-  scope: 'view' | 'session';
+/** One sliding one-minute window: `key` is its counters' prefix; `scope` names it in a refusal. */
+export interface RateWindow {
+  scope: 'view' | 'session' | 'message';
   key: string;
   limit: number;
 }
@@ -35,10 +37,14 @@ interface RateWindow {
  * `readTimeoutMs`, MRTR `maxTotalMs`) plus a grace, so a crash costs the View at most that long of those slots.
  */
 export class RpcLimiter implements RpcAdmission {
+  private readonly windows: MinuteWindows;
+
   constructor(
     private readonly store: CoordinationStore,
     private readonly clock: () => number = Date.now,
-  ) {}
+  ) {
+    this.windows = new MinuteWindows(store);
+  }
 
   async admit({ view, profile, policy }: ViewContext): Promise<RpcSlot> {
     const { viewId, session } = view.record;
@@ -48,44 +54,16 @@ export class RpcLimiter implements RpcAdmission {
     ];
     const now = this.clock();
     // Both windows at once (one round trip each, in parallel); a refusal by either gives the other's count back.
-    const outcomes = await Promise.allSettled(windows.map((window) => this.count(window, now)));
+    const outcomes = await Promise.allSettled(windows.map((window) => this.windows.count(window, now)));
     const counted = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
     const refused = outcomes.find((o) => o.status === 'rejected');
     try {
       if (refused) throw refused.reason;
       return await this.takeSlot(viewId, policy.rpc.queueDepth, slotTtlOf(profile));
     } catch (error) {
-      await Promise.all(counted.map((key) => this.uncount(key)));
+      await Promise.all(counted.map((key) => this.windows.uncount(key)));
       throw error;
     }
-  }
-
-  /** Gives one count back; if the store cannot be reached the window simply ends with it counted. */
-  private uncount(key: string): Promise<unknown> {
-    return this.store.increment(key, -1, WINDOW_TTL_MS).catch(() => undefined);
-  }
-
-  /** Counts one request in the window's current minute, or refuses (its increment given back) when over the limit. */
-  private async count({ scope, key, limit }: RateWindow, now: number): Promise<string> {
-    const minute = Math.floor(now / WINDOW_MS);
-    const currentKey = `${key}:${minute}`;
-    const [counted, read] = await Promise.allSettled([this.store.increment(currentKey, 1, WINDOW_TTL_MS), this.store.get(`${key}:${minute - 1}`)]);
-    if (counted.status === 'rejected') throw counted.reason;
-    const current = counted.value;
-    if (read.status === 'rejected') {
-      await this.uncount(currentKey);
-      throw read.reason;
-    }
-    const previous = Number(read.value ?? 0);
-    const elapsedMs = now - minute * WINDOW_MS;
-    // previous × (1 − elapsed/minute) + current ≤ limit, in whole numbers (no rounding at the boundary).
-    if (previous * (WINDOW_MS - elapsedMs) + current * WINDOW_MS <= limit * WINDOW_MS) return currentKey;
-    await this.uncount(currentKey);
-    const retryAfterMs = retryAfterOf(previous, current - 1, limit, elapsedMs);
-    throw new AppHostError('RESOURCE_EXHAUSTED', `more than ${limit} requests a minute for this ${scope}`, {
-      retryable: true,
-      details: GovernedReasons.details('RPC_RATE_LIMITED', { scope, limit, retryAfterMs }),
-    });
   }
 
   private async takeSlot(viewId: string, queueDepth: number, ttlMs: number): Promise<RpcSlot> {
@@ -110,6 +88,46 @@ export class RpcLimiter implements RpcAdmission {
           },
         )),
     };
+  }
+}
+
+/**
+ * Sliding one-minute windows in the coordination store (see `RpcLimiter`): `count` admits one more or refuses with
+ * RESOURCE_EXHAUSTED `RPC_RATE_LIMITED` (`retryAfterMs`), giving its increment back.
+ */
+export class MinuteWindows {
+  constructor(private readonly store: CoordinationStore) {}
+
+  /** Counts one request in the window's current minute, or refuses (its increment given back) when over the limit. */
+  async count({ scope, key, limit }: RateWindow, now: number): Promise<string> {
+    const minute = Math.floor(now / WINDOW_MS);
+    const currentKey = `${key}:${minute}`;
+    const [counted, read] = await Promise.allSettled([this.store.increment(currentKey, 1, WINDOW_TTL_MS), this.store.get(`${key}:${minute - 1}`)]);
+    if (counted.status === 'rejected') throw counted.reason;
+    const current = counted.value;
+    if (read.status === 'rejected') {
+      await this.uncount(currentKey);
+      throw read.reason;
+    }
+    const previous = Number(read.value ?? 0);
+    const elapsedMs = now - minute * WINDOW_MS;
+    // previous × (1 − elapsed/minute) + current ≤ limit, in whole numbers (no rounding at the boundary).
+    if (previous * (WINDOW_MS - elapsedMs) + current * WINDOW_MS <= limit * WINDOW_MS) return currentKey;
+    await this.uncount(currentKey);
+    const retryAfterMs = retryAfterOf(previous, current - 1, limit, elapsedMs);
+    throw new AppHostError(
+      'RESOURCE_EXHAUSTED',
+      `more than ${limit} ${scope === 'message' ? 'messages a minute from this View' : `requests a minute for this ${scope}`}`,
+      {
+        retryable: true,
+        details: GovernedReasons.details('RPC_RATE_LIMITED', { scope, limit, retryAfterMs }),
+      },
+    );
+  }
+
+  /** Gives one count back; if the store cannot be reached the window simply ends with it counted. */
+  uncount(key: string): Promise<unknown> {
+    return this.store.increment(key, -1, WINDOW_TTL_MS).catch(() => undefined);
   }
 }
 

@@ -10,15 +10,31 @@ import {
 } from '@modelcontextprotocol/core';
 import {
   McpUiInitializedNotificationSchema,
+  McpUiMessageRequestSchema,
   McpUiRequestTeardownNotificationSchema,
   McpUiSizeChangedNotificationSchema,
   McpUiUpdateModelContextRequestSchema,
 } from '@modelcontextprotocol/ext-apps';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { describeIssues, type ViewRpcNotificationMethod, type ViewRpcRequestMethod } from '@apphost/contracts';
 
 /** A published schema of one MCP message without its JSON-RPC envelope (`{ method, params? }`). */
 type PublishedSchema = z.ZodType<{ method: string; params?: object }>;
+
+/**
+ * `ui/message` as published (`content` an array of blocks, what the SDK's `App.sendMessage` sends); a `content` of one
+ * block (as the specification's examples write it) is read as the array of that block.
+ */
+const MessageRequestSchema = z.preprocess(oneBlockAsArray, McpUiMessageRequestSchema);
+
+function oneBlockAsArray(message: unknown): unknown {
+  if (typeof message !== 'object' || message === null) return message;
+  const params = (message as { params?: unknown }).params;
+  if (typeof params !== 'object' || params === null) return message;
+  const content = (params as { content?: unknown }).content;
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return message;
+  return { ...message, params: { ...params, content: [content] } };
+}
 
 /**
  * The published schema of every method the View RPC serves: MCP core (`@modelcontextprotocol/core`) and MCP Apps
@@ -32,6 +48,7 @@ const PUBLISHED: Readonly<Record<ViewRpcRequestMethod | ViewRpcNotificationMetho
   'resources/list': ListResourcesRequestSchema,
   'resources/templates/list': ListResourceTemplatesRequestSchema,
   'ui/update-model-context': McpUiUpdateModelContextRequestSchema,
+  'ui/message': MessageRequestSchema,
   'notifications/cancelled': CancelledNotificationSchema,
   'notifications/message': LoggingMessageNotificationSchema,
   'ui/notifications/initialized': McpUiInitializedNotificationSchema,

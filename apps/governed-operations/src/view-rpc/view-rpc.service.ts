@@ -17,6 +17,7 @@ import { admitArguments } from '@apphost/policy';
 import type { Logger } from '@apphost/runtime';
 import { ContextRegisters } from '../conversation/context-registers';
 import { contextUpdateOf } from '../conversation/context-update';
+import { ViewMessages } from '../conversation/view-messages';
 import { BATCH_LOGGER, VIEW_RPC_PORTS } from '../governed.tokens';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { assertOpenersGrant, findVisible } from '../views/view-access';
@@ -70,6 +71,7 @@ export class ViewRpcService {
     @Inject(ViewBarrier) private readonly barrier: ViewBarrier,
     @Inject(ViewOperations) private readonly operations: ViewOperations,
     @Inject(ContextRegisters) private readonly registers: ContextRegisters,
+    @Inject(ViewMessages) private readonly messages: ViewMessages,
     @Inject(VIEW_RPC_PORTS) private readonly ports: ViewRpcPorts,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
   ) {}
@@ -92,7 +94,7 @@ export class ViewRpcService {
       await this.notify(ctx, message);
       return { kind: 'accepted' };
     }
-    return this.request(ctx, message, r.caller);
+    return this.request(ctx, message, r.caller, r.attested);
   }
 
   /** The View, visible to the caller, whose grant the caller holds as its opener; its profile and policy. */
@@ -123,7 +125,7 @@ export class ViewRpcService {
     }
   }
 
-  private async request(ctx: ViewContext, message: Request, caller: ViewCaller): Promise<Answer> {
+  private async request(ctx: ViewContext, message: Request, caller: ViewCaller, attested: readonly string[]): Promise<Answer> {
     const started = Date.now();
     let target: OperationTarget;
     try {
@@ -142,7 +144,7 @@ export class ViewRpcService {
         await this.audit(ctx, message, target, done, true, started);
         return { kind: 'response', response: responseOf(message, done.outcome) };
       }
-      const done = await this.run(ctx, message, target, operation, caller);
+      const done = await this.run(ctx, message, target, operation, caller, attested);
       const delivered = await this.settle(ctx, operation);
       await this.audit(ctx, message, target, done, delivered, started);
       return delivered ? { kind: 'response', response: responseOf(message, done.outcome) } : { kind: 'cancelled' };
@@ -152,10 +154,18 @@ export class ViewRpcService {
   }
 
   /** Barrier, idempotency, execution: never throws (every failure is the request's outcome). */
-  private async run(ctx: ViewContext, message: Request, target: OperationTarget, operation: InFlightOperation, caller: ViewCaller): Promise<Done> {
+  private async run(
+    ctx: ViewContext,
+    message: Request,
+    target: OperationTarget,
+    operation: InFlightOperation,
+    caller: ViewCaller,
+    attested: readonly string[],
+  ): Promise<Done> {
     let pass: BarrierPass;
     try {
       if (target.kind === 'tool') admitArguments([{ arguments: target.arguments }]);
+      if (target.kind === 'message') await this.messages.admit(ctx, target, attested);
       pass = await this.barrier.check(ctx, target, caller);
     } catch (error) {
       if (!(error instanceof AppHostError))
@@ -163,7 +173,7 @@ export class ViewRpcService {
       return denied(await this.goneIsRevoked(ctx, error));
     }
     const key = message.idempotencyKey;
-    if (key === null || (target.kind !== 'tool' && target.kind !== 'read')) return (await this.execute(ctx, message, target, pass, operation)).done;
+    if (key === null || (target.kind !== 'tool' && target.kind !== 'read')) return (await this.execute(ctx, message, target, pass, operation, caller)).done;
     let ticket;
     try {
       ticket = await this.ports.idempotency.begin(
@@ -177,7 +187,7 @@ export class ViewRpcService {
       return denied(error, pass);
     }
     if (ticket.kind === 'retained') return { outcome: ticket.outcome, decision: 'executed', replayed: true, pass, seal: null };
-    const { done, ranNothing } = await this.execute(ctx, message, target, pass, operation);
+    const { done, ranNothing } = await this.execute(ctx, message, target, pass, operation, caller);
     try {
       await (ranNothing ? ticket.abandon() : ticket.complete(done.outcome));
     } catch (error) {
@@ -194,9 +204,10 @@ export class ViewRpcService {
     target: OperationTarget,
     pass: BarrierPass,
     operation: InFlightOperation,
+    caller: ViewCaller,
   ): Promise<{ done: Done; ranNothing: boolean }> {
     try {
-      const result = await this.dispatch(ctx, message, target, pass, operation);
+      const result = await this.dispatch(ctx, message, target, pass, operation, caller);
       const seal = target.kind === 'tool' && pass.tool?.resourceUri ? { tool: pass.tool, arguments: target.arguments, result } : null;
       return { done: { outcome: { kind: 'result', result }, decision: 'executed', replayed: false, pass, seal }, ranNothing: false };
     } catch (error) {
@@ -213,6 +224,7 @@ export class ViewRpcService {
     target: OperationTarget,
     pass: BarrierPass,
     operation: InFlightOperation,
+    caller: ViewCaller,
   ): Promise<Record<string, unknown>> {
     switch (message.method) {
       case 'tools/call':
@@ -233,6 +245,9 @@ export class ViewRpcService {
       case 'ui/update-model-context':
         if (target.kind !== 'context') throw new AppHostError('INTERNAL', 'a ui/update-model-context passed the barrier without its update');
         return this.registers.commit(ctx, target.update);
+      case 'ui/message':
+        if (target.kind !== 'message') throw new AppHostError('INTERNAL', 'a ui/message passed the barrier without its content');
+        return this.messages.deliver(ctx, pass, target, caller);
     }
   }
 
@@ -293,6 +308,9 @@ function targetOf(message: Request): OperationTarget {
       return { kind: 'ping' };
     case 'ui/update-model-context':
       return { kind: 'context', update: contextUpdateOf(params) };
+    case 'ui/message':
+      if (!Array.isArray(params['content'])) throw invalidParams('ui/message');
+      return { kind: 'message', blocks: params['content'] as Record<string, unknown>[] };
     default:
       return { kind: 'list' };
   }

@@ -44,6 +44,7 @@ import { defineReasons, type ReasonOf } from '../../lib/errors';
  *   being live before the commit: nothing changed.
  * - `MESSAGE_CONFIRMATION_REQUIRED` (PERMISSION_DENIED): the profile's `message` policy is `confirm` and the host page
  *   did not relay the user's confirmation (`X-AppHost-User-Attested: message`).
+ * - `MESSAGE_TOO_LARGE` (PAYLOAD_TOO_LARGE): a `ui/message`'s text exceeds the host's message size limit.
  * - `MESSAGE_REJECTED` (FAILED_PRECONDITION): at claim time the session, principal or binding no longer holds.
  */
 export const GovernedReasons = defineReasons([
@@ -81,5 +82,6 @@ export const GovernedReasons = defineReasons([
   'CONTEXT_UPDATE_STALE',
   'MESSAGE_CONFIRMATION_REQUIRED',
   'MESSAGE_REJECTED',
+  'MESSAGE_TOO_LARGE',
 ]);
 export type GovernedReason = ReasonOf<typeof GovernedReasons>;

@@ -66,6 +66,7 @@ export const VIEW_RPC_REQUESTS = [
   'resources/list',
   'resources/templates/list',
   'ui/update-model-context',
+  'ui/message',
 ] as const;
 export const VIEW_RPC_NOTIFICATIONS = [
   'notifications/cancelled',
