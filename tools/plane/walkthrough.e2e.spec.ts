@@ -48,6 +48,40 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+interface Steps {
+  /** The output of each command, by the command's position. */
+  outputs: string[];
+  /** The JSON reply of the one command containing every fragment. */
+  reply(...fragments: string[]): Record<string, unknown>;
+  /** The position of the nth command containing the fragment. */
+  at(fragment: string, nth?: number): number;
+}
+
+/** Runs commands in order in one bash (`set -euo pipefail`), a marker printed after each one splitting the output. */
+function runSteps(commands: string[], env: Record<string, string>, timeoutMs: number): Steps {
+  const marker = (i: number) => `@@walkthrough-step-${i}@@`;
+  const script = ['set -euo pipefail', ...commands.flatMap((command, i) => [command, `printf '\\n%s\\n' '${marker(i)}'`])].join('\n');
+  const run = spawnSync('bash', ['-c', script], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: timeoutMs });
+  expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
+  const outputs: string[] = [];
+  let rest = run.stdout;
+  commands.forEach((_, i) => {
+    const at = rest.indexOf(`\n${marker(i)}\n`);
+    expect(at).toBeGreaterThanOrEqual(0);
+    outputs.push(rest.slice(0, at).trim());
+    rest = rest.slice(at + marker(i).length + 2);
+  });
+  return {
+    outputs,
+    reply: (...fragments) => {
+      const hits = commands.flatMap((c, i) => (fragments.every((f) => c.includes(f)) ? [i] : []));
+      expect(hits).toHaveLength(1);
+      return JSON.parse(outputs[hits[0]]) as Record<string, unknown>;
+    },
+    at: (fragment, nth = 0) => commands.flatMap((c, i) => (c.includes(fragment) ? [i] : []))[nth],
+  };
+}
+
 /** Ends the `npm start` process group the way Ctrl-C does (SIGINT to the group), SIGKILL after the grace period. */
 async function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
   const group = child.pid;
@@ -60,7 +94,7 @@ async function stopGroup(child: ChildProcess, graceMs: number): Promise<void> {
 }
 
 describe('README walkthrough on the all-in-one plane', () => {
-  const [serverBlock, commandsBlock, viewCallBlock] = walkthroughBlocks();
+  const [serverBlock, commandsBlock, viewCallBlock, conversationBlock] = walkthroughBlocks();
   let home: string;
   let env: Record<string, string>;
   let base: string;
@@ -90,10 +124,50 @@ describe('README walkthrough on the all-in-one plane', () => {
     fs.rmSync(home, { recursive: true, force: true });
   }, 40_000);
 
-  it('has the shell blocks: the server, the commands, and the View call', () => {
+  it('has the shell blocks: the server, the commands, the View call and the conversation', () => {
+    expect(walkthroughBlocks()).toHaveLength(4);
     expect(serverBlock).toMatch(/^npm start$/m);
     expect(commandsOf(commandsBlock).length).toBeGreaterThanOrEqual(10);
     expect(commandsOf(viewCallBlock).length).toBeGreaterThanOrEqual(8);
+    expect(commandsOf(conversationBlock).length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('writes the conversation block against the documented routes: two View RPCs, model context, list, claim, consume, the turn', () => {
+    expect(spawnSync('bash', ['-n', '-c', conversationBlock], { encoding: 'utf8' })).toMatchObject({ status: 0, stderr: '' });
+    const commands = commandsOf(conversationBlock);
+    const rpc = commands.filter((c) => c.includes('$B/v1/views/$MVID/rpc'));
+    expect(rpc).toHaveLength(2);
+    for (const command of rpc) {
+      for (const header of ['-H "$H"', '-H "$J"', '-H "Origin: $B"', '-H "X-AppHost-View-Grant: $MG"']) expect(command).toContain(header);
+    }
+    const bodies = rpc.map((c) => JSON.parse(/-d '([^']*)'/.exec(c)?.[1] ?? 'null') as { method: string; params: Record<string, unknown> });
+    expect(bodies.map((b) => b.method)).toEqual(['ui/update-model-context', 'ui/message']);
+    expect(bodies[1].params).toMatchObject({ role: 'user', content: [{ type: 'text', text: expect.any(String) }] });
+    // The demo profile leaves `callbackPolicy.message` at its default, confirm: only the message carries the attestation.
+    const profile = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, 'examples/demo-profile.json'), 'utf8')) as { callbackPolicy: Record<string, unknown> };
+    expect(profile.callbackPolicy).not.toHaveProperty('message');
+    expect(rpc.map((c) => c.includes('-H "X-AppHost-User-Attested: message"'))).toEqual([false, true]);
+
+    const runtimeRoutes = [
+      '"$B/v1/sessions/s2/model-context?appName=monitor"',
+      '"$B/v1/sessions/s2/messages?appName=monitor&state=ACCEPTED&waitMs=',
+      '"$B/v1/sessions/s2/messages/${MID}:claim"',
+      '"$B/v1/sessions/s2/messages/${MID}:consume"',
+      '$B/v1/sessions/s2/tool-batches',
+    ];
+    for (const route of runtimeRoutes) {
+      const command = commands.find((c) => c.includes(route));
+      expect([route, command]).toEqual([route, expect.stringContaining('-H "$H"')]);
+      expect(command).not.toContain('Origin');
+    }
+    // The turn runs as the invocation that consumed the message.
+    const consumed = /\\"invocationId\\":\\"([^\\]+)\\"/.exec(commands.find((c) => c.includes(':consume')) ?? '')?.[1];
+    const batch = JSON.parse(/-d '([^']*)'/.exec(commands.find((c) => c.includes('/tool-batches')) ?? '')?.[1] ?? 'null') as {
+      invocationId: string;
+      calls: { tool: string }[];
+    };
+    expect(consumed).toBe('inv-4');
+    expect(batch).toMatchObject({ appName: 'monitor', invocationId: consumed, calls: [{ tool: MONITOR.uiTool }] });
   });
 
   it('writes the View call block against the documented routes: the monitor toolset, two View RPCs, the events with audience=all', () => {
@@ -122,26 +196,7 @@ describe('README walkthrough on the all-in-one plane', () => {
 
   it('profile, toolsets, session, catalog, a UI tool batch, the events, a confirmed call, an export and its audit row, the View', () => {
     const commands = commandsOf(commandsBlock);
-    const marker = (i: number) => `@@walkthrough-step-${i}@@`;
-    const script = ['set -euo pipefail', ...commands.flatMap((command, i) => [command, `printf '\\n%s\\n' '${marker(i)}'`])].join('\n');
-    const run = spawnSync('bash', ['-c', script], { cwd: REPO_ROOT, env, encoding: 'utf8', timeout: 90_000 });
-    expect({ status: run.status, stderr: run.stderr }).toEqual({ status: 0, stderr: '' });
-
-    // The output of each command, by the command's position.
-    const outputs: string[] = [];
-    let rest = run.stdout;
-    commands.forEach((_, i) => {
-      const at = rest.indexOf(`\n${marker(i)}\n`);
-      expect(at).toBeGreaterThanOrEqual(0);
-      outputs.push(rest.slice(0, at).trim());
-      rest = rest.slice(at + marker(i).length + 2);
-    });
-    /** The JSON reply of the one command containing every fragment. */
-    const reply = (...fragments: string[]): Record<string, unknown> => {
-      const hits = commands.flatMap((c, i) => (fragments.every((f) => c.includes(f)) ? [i] : []));
-      expect(hits).toHaveLength(1);
-      return JSON.parse(outputs[hits[0]]) as Record<string, unknown>;
-    };
+    const { outputs, reply, at } = runSteps(commands, env, 90_000);
 
     // 1. Profile and toolsets.
     expect(reply('PUT', '/v1/profiles/demo')).toMatchObject({ profileId: 'demo', created: true });
@@ -200,11 +255,78 @@ describe('README walkthrough on the all-in-one plane', () => {
     expect(summary.htmlBytes).toBeGreaterThan(200_000);
     expect(summary.toolResult).toEqual(expect.arrayContaining(['content']));
     // 10. ACTIVE, never the grant; renewed. 11. Closed (204), then CLOSED.
-    const at = (fragment: string, nth = 0) => commands.flatMap((c, i) => (c.includes(fragment) ? [i] : []))[nth];
     const state = JSON.parse(outputs[at('curl -s -H "$H" -H "Origin: $B" $B/v1/views/$VID', 0)]) as Record<string, unknown>;
     expect(state).toMatchObject({ viewId: summary.viewId, mode: 'live', state: 'ACTIVE', reason: null });
     expect(reply(':renew')).toEqual({ viewId: summary.viewId, expiresAt: expect.any(String) });
     expect(outputs[at('-X DELETE')]).toBe('204');
     expect(JSON.parse(outputs[at('curl -s -H "$H" -H "Origin: $B" $B/v1/views/$VID', 1)])).toMatchObject({ viewId: summary.viewId, state: 'CLOSED' });
+  }, 120_000);
+
+  // After the commands above (the demo profile): one shell with the commands' variables (their first line), the View
+  // call block and the conversation block, as a reader runs them.
+  it('the View calls back and talks to the conversation: app-only tool, audit, model context, a message claimed and consumed, the turn', () => {
+    const [variables] = commandsOf(commandsBlock);
+    expect(variables).toMatch(/^B=.*; H=.*; J=/);
+    const commands = [variables, ...commandsOf(viewCallBlock), ...commandsOf(conversationBlock)];
+    const { outputs, reply, at } = runSteps(commands, env, 90_000);
+
+    // 13. The app-only tool's CallToolResult. 14. Another server's tool: a JSON-RPC error, nothing ran.
+    expect(reply('"id":1,"method":"tools/call"')).toMatchObject({ jsonrpc: '2.0', id: 1, result: { content: expect.any(Array) } });
+    expect(reply('"id":2,"method":"tools/call"')).toMatchObject({
+      jsonrpc: '2.0',
+      id: 2,
+      error: { code: -32003, data: { code: 'PERMISSION_DENIED', reason: 'TOOL_NOT_APP_VISIBLE' } },
+    });
+    // 15. One app audit event per call, left out of the model-facing read.
+    const audited = (reply('/v1/sessions/s2/events?appName=monitor&audience=all"').events as { audience: string | null }[]).filter(
+      (e) => e.audience === 'app_audit',
+    );
+    expect(audited).toHaveLength(2);
+    const modelEvents = JSON.parse(outputs[at('"$B/v1/sessions/s2/events?appName=monitor"')]) as { events: { audience: string | null }[] };
+    expect(modelEvents.events.filter((e) => e.audience === 'app_audit')).toEqual([]);
+
+    // 16. The register committed. 17. The block the model sees: labelled, untrusted, the View's text and state inside.
+    expect(reply('"method":"ui/update-model-context"')).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+    const context = reply('/model-context?appName=monitor') as {
+      block: { role: string; content: { type: string; text: string }[] };
+      registers: { viewId: string }[];
+      evicted: unknown[];
+    };
+    const viewId = context.registers[0]?.viewId;
+    expect(viewId).toMatch(/^vw-[0-9a-f]{32}$/);
+    expect(context.block).toMatchObject({ role: 'user', content: [{ type: 'text' }] });
+    expect(context.block.content[0].text).toMatch(/\[MCP App context — widget [0-9]+:call-3, view vw-[0-9a-f]{32}\]/);
+    expect(context.block.content[0].text).toContain('The user is watching CPU load.');
+    expect(context.block.content[0].text).toContain('{"watching":"cpu"}');
+    expect(context.registers).toEqual([{ widgetId: expect.stringMatching(/:call-3$/), viewId, commitSequence: expect.any(Number), bytes: expect.any(Number) }]);
+    expect(context.evicted).toEqual([]);
+
+    // 18. The confirmed message, durable before its {}. 19. Listed ACCEPTED, with its exact identity, never a token.
+    expect(reply('"method":"ui/message"')).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+    const listed = JSON.parse(outputs[at('/messages?appName=monitor&state=ACCEPTED')]) as { messages: Record<string, unknown>[] };
+    expect(listed.messages).toEqual([
+      expect.objectContaining({
+        messageId: expect.stringMatching(/^msg-[0-9a-f]{32}$/),
+        state: 'ACCEPTED',
+        role: 'user',
+        content: [{ type: 'text', text: 'Why is the CPU this busy?' }],
+        viewId,
+        widgetId: expect.stringMatching(/:call-3$/),
+      }),
+    ]);
+    expect(listed.messages[0]).not.toHaveProperty('claimToken');
+    const messageId = listed.messages[0].messageId;
+    // 20. The claim and its token. 21. Consumed by inv-4.
+    const claimed = JSON.parse(outputs[at(':claim"')]) as { message: Record<string, unknown>; claimToken: string };
+    expect(claimed).toEqual({
+      message: expect.objectContaining({ messageId, state: 'CLAIMED' }),
+      claimToken: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
+      claimExpiresAt: expect.any(String),
+    });
+    expect(reply(':consume"')).toEqual({ message: expect.objectContaining({ messageId, state: 'CONSUMED', invocationId: 'inv-4' }) });
+    expect(outputs[at(':consume"')]).not.toContain(claimed.claimToken);
+    // 22. The turn's tool call as inv-4, and its event stamped as an MCP App's.
+    expect(reply('"invocationId":"inv-4"')).toMatchObject({ functionResponses: [{ functionCallId: 'call-4', name: MONITOR.uiTool }] });
+    expect(JSON.parse(outputs[at('e.invocationId === "inv-4"')])).toEqual([{ id: expect.any(Number), invocationId: 'inv-4', invocationOrigin: 'mcp_app' }]);
   }, 120_000);
 });

@@ -2,6 +2,8 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { AdminController } from './admin/admin.controller';
 import { CatalogController, ToolApprovalController } from './catalog/catalog.controller';
+import { MessagesController } from './conversation/messages.controller';
+import { ModelContextController } from './conversation/model-context.controller';
 import { ExportsController } from './exports/exports.controller';
 import { HttpErrorFilter } from './http/error.filter';
 import { OpenApiController } from './openapi/openapi.controller';
@@ -32,6 +34,8 @@ export class GatewayModule {
         ExportsController,
         ViewsController,
         ViewRpcController,
+        ModelContextController,
+        MessagesController,
       ],
       providers: [{ provide: APP_FILTER, useClass: HttpErrorFilter }],
     };

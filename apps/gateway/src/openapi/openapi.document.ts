@@ -10,6 +10,7 @@ import { catalogPaths } from '../catalog/catalog.openapi';
 import { toolBatchPaths } from '../tool-batches/tool-batches.openapi';
 import { exportPaths } from '../exports/exports.openapi';
 import { viewPaths } from '../views/views.openapi';
+import { conversationPaths } from '../conversation/conversation.openapi';
 
 const json = (schema: z.ZodType) => z.toJSONSchema(schema, { target: 'openapi-3.0', unrepresentable: 'any' });
 const errorResponse = (description: string) => ({ description, content: { 'application/json': { schema: { $ref: '#/components/schemas/ErrorResponse' } } } });
@@ -74,6 +75,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       ...toolBatchPaths(),
       ...exportPaths(),
       ...viewPaths(),
+      ...conversationPaths(),
       '/v1/services': {
         get: {
           summary: "Every service's describe (admin scope)",
