@@ -13,6 +13,9 @@ import { bootViewPlane, putProfile, putToolset, sessionWithUiCall, uiCall, viewH
 
 type Http = ReturnType<typeof viewHttp>;
 
+/** A pending message as the gateway serves it to a runtime (the binding and opener stay inside the store). */
+export type PublicMessage = Omit<PendingMessage, 'session' | 'toolsetId' | 'bindingRevision' | 'bindingGeneration' | 'principal'>;
+
 /**
  * A profile for Conversation: `message` (text) and `updateModelContext` (text, structuredContent) declared, `ui/message`
  * accepted without the user's confirmation unless `overrides` say otherwise, and no callbacks granted, so the model's
@@ -235,24 +238,27 @@ export function runtimeOf(http: Http, bearer: string, session: { appName: string
       http('GET', `${base}/messages?${app}${query.state ? `&state=${query.state}` : ''}${query.waitMs !== undefined ? `&waitMs=${query.waitMs}` : ''}`, {
         bearer,
       }),
-    async messages(query: { state?: string; waitMs?: number } = {}): Promise<PendingMessage[]> {
+    async messages(query: { state?: string; waitMs?: number } = {}): Promise<PublicMessage[]> {
       const res = await this.listReply(query);
       if (res.status !== 200) throw new Error(`list messages: ${res.status} ${res.text}`);
-      return res.body.messages as PendingMessage[];
+      return res.body.messages as PublicMessage[];
     },
     claimReply: (messageId: string, claimTtlMs?: number) =>
-      http('POST', `${base}/messages/${messageId}:claim?${app}`, { bearer, body: claimTtlMs === undefined ? {} : { claimTtlMs } }),
-    async claim(messageId: string, claimTtlMs?: number): Promise<{ message: PendingMessage; claimToken: string; claimExpiresAt: string }> {
+      http('POST', `${base}/messages/${messageId}:claim`, {
+        bearer,
+        body: { appName: session.appName, ...(claimTtlMs === undefined ? {} : { claimTtlMs }) },
+      }),
+    async claim(messageId: string, claimTtlMs?: number): Promise<{ message: PublicMessage; claimToken: string; claimExpiresAt: string }> {
       const res = await this.claimReply(messageId, claimTtlMs);
       if (res.status !== 200) throw new Error(`claim: ${res.status} ${res.text}`);
-      return res.body as { message: PendingMessage; claimToken: string; claimExpiresAt: string };
+      return res.body as { message: PublicMessage; claimToken: string; claimExpiresAt: string };
     },
     consumeReply: (messageId: string, claimToken: string, invocationId: string) =>
-      http('POST', `${base}/messages/${messageId}:consume?${app}`, { bearer, body: { claimToken, invocationId } }),
-    async consume(messageId: string, claimToken: string, invocationId: string): Promise<PendingMessage> {
+      http('POST', `${base}/messages/${messageId}:consume`, { bearer, body: { appName: session.appName, claimToken, invocationId } }),
+    async consume(messageId: string, claimToken: string, invocationId: string): Promise<PublicMessage> {
       const res = await this.consumeReply(messageId, claimToken, invocationId);
       if (res.status !== 200) throw new Error(`consume: ${res.status} ${res.text}`);
-      return res.body.message as PendingMessage;
+      return res.body.message as PublicMessage;
     },
     /** One model turn's tool batch as `invocationId`. */
     async toolBatch(invocationId: string, calls: Array<{ functionCallId: string; tool: string; arguments?: Record<string, unknown> }>) {

@@ -90,14 +90,27 @@ describe('Conversation: pending messages', () => {
       viewId: view.viewId,
       widgetId: view.widgetId,
       nonce: expect.stringMatching(/^[0-9a-f]{32}$/),
-      toolsetId: 'msg',
-      bindingGeneration: 1,
-      principal: { tenant: 'acme', subject: 'alice' },
       rejection: null,
       claimExpiresAt: null,
       invocationId: null,
     });
     expect(JSON.stringify(message)).not.toContain(view.grant);
+    // The binding and the opener the claim re-checks stay inside the store.
+    expect(Object.keys(message).sort()).toEqual([
+      'claimExpiresAt',
+      'content',
+      'createdAt',
+      'incarnation',
+      'invocationId',
+      'messageId',
+      'nonce',
+      'rejection',
+      'role',
+      'state',
+      'updatedAt',
+      'viewId',
+      'widgetId',
+    ]);
   });
 
   it('two claimers: one wins, the other gets 409 MESSAGE_CLAIMED; consume is exactly once', async () => {
