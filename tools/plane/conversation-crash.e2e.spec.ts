@@ -58,7 +58,7 @@ describe('Conversation: a governed-operations crash between record and response'
     const { view, runtime, uncertain } = await crashAt(AFTER_RECORD, 'x-record', 'recorded, never accepted');
     // The View cannot know: the gateway's deadline ran out, with no JSON-RPC answer.
     expect(uncertain.status).toBe(504);
-    expect(uncertain.body.error.code).toMatch(/^(OUTCOME_UNKNOWN|DEADLINE_EXCEEDED)$/);
+    expect(uncertain.body.error).toMatchObject({ code: 'OUTCOME_UNKNOWN', retryable: false });
     expect(await runtime.messages({ state: 'ACCEPTED' })).toEqual([]);
     const expired = await eventually(
       async () => {
@@ -80,6 +80,7 @@ describe('Conversation: a governed-operations crash between record and response'
   it('killed after acceptance, before the response: the message exists and is claimed and consumed once', async () => {
     const { view, runtime, uncertain } = await crashAt(AFTER_ACCEPT, 'x-accept', 'accepted, answer lost');
     expect(uncertain.status).toBe(504);
+    expect(uncertain.body.error).toMatchObject({ code: 'OUTCOME_UNKNOWN', retryable: false });
     const [message, ...more] = await runtime.messages({ state: 'ACCEPTED', waitMs: 5_000 });
     expect(more).toEqual([]);
     expect(message).toMatchObject({ viewId: view.viewId, widgetId: view.widgetId, content: [text('accepted, answer lost')] });
