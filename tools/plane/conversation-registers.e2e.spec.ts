@@ -41,13 +41,23 @@ describe('Conversation: model-context registers', () => {
 
   beforeAll(async () => {
     conv = await startConversationPlane({
-      apps: { reg: ['reg'], small: ['small'], reb: ['reb'], who: ['who'] },
+      apps: { reg: ['reg'], small: ['small'], reb: ['reb'], who: ['who'], plain: ['plain'] },
       profiles: {
         conv: conversationProfile(),
         // Room for two ~360-byte registers (canonical JSON of content and structuredContent) per session, none over 400.
         tight: conversationProfile({ registers: { maxRegisterBytes: 400, maxSessionBytes: 800 } }),
+        // Text context only: structuredContent is not offered, so a View may not send it.
+        textOnly: conversationProfile({
+          hostCapabilities: { ...conversationProfile().hostCapabilities, updateModelContext: { text: true } },
+        }),
       },
-      toolsets: { reg: continuationSpec('conv'), small: continuationSpec('tight'), reb: continuationSpec('conv'), who: continuationSpec('conv') },
+      toolsets: {
+        reg: continuationSpec('conv'),
+        small: continuationSpec('tight'),
+        reb: continuationSpec('conv'),
+        who: continuationSpec('conv'),
+        plain: continuationSpec('textOnly'),
+      },
     });
     rpc = viewRpc(conv.http);
     alice = await conv.bearer('alice');
@@ -153,6 +163,21 @@ describe('Conversation: model-context registers', () => {
 
     expect(resultOf(await rpc.updateContext(view, {}))).toEqual({});
     expect(await runtime.modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+  });
+
+  it('only advertised modalities: the bootstrap offers exactly what the profile declares, anything else changes nothing', async () => {
+    const session = { appName: 'plain', sessionId: 'r-modality' };
+    const runtime = runtimeOf(conv.http, alice, session);
+    const view = await openView(conv.http, alice, { ...session, tool: 'start-job' });
+    expect(view.hostCapabilities).toEqual({ serverTools: {}, serverResources: {}, message: { text: {} }, updateModelContext: { text: {} } });
+    await update(view, 'plain words');
+    const before = await runtime.modelContext();
+    const structured = rpcErrorOf(await rpc.updateContext(view, { content: [text('with data')], structuredContent: { not: 'offered' } }));
+    expect(structured.data).toMatchObject({ code: 'INVALID_ARGUMENT', reason: 'MODALITY_NOT_ADVERTISED' });
+    const image = rpcErrorOf(await rpc.updateContext(view, { content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] }));
+    expect(image.data).toMatchObject({ code: 'INVALID_ARGUMENT', reason: 'MODALITY_NOT_ADVERTISED' });
+    expect(await runtime.modelContext()).toEqual(before);
+    expect(blockOf(before)).toContain('plain words');
   });
 
   it('over the session budget whole registers are evicted, oldest commit first, and listed', async () => {
