@@ -140,7 +140,7 @@ describe('Conversation: the continuation loop', () => {
       expect(turnEvents).toHaveLength(1);
       expect(turnEvents[0]).toMatchObject({
         invocationOrigin: 'mcp_app',
-        functionCalls: [expect.objectContaining({ id: `turn-${round}`, name: 'record-turn' })],
+        functionResponses: [expect.objectContaining({ id: `turn-${round}`, name: 'record-turn' })],
       });
     }
     expect(modelEvents('inv-user')).toEqual([expect.objectContaining({ invocationOrigin: 'user' })]);
