@@ -154,6 +154,8 @@ describe('model-context registers (real bus handlers, real admission, fake colla
   describe('commit', () => {
     it('commits text and structured content with a host-assigned sequence, answers {}, audits once, and the block shows it', async () => {
       const view = await newView();
+      // The bootstrap offered exactly what the profile declares and AppHost implements.
+      expect(view.hostCapabilities).toEqual({ serverTools: {}, serverResources: {}, updateModelContext: { text: {}, structuredContent: {} } });
       await expectCommitted(update(view, { ...text('The user picked Lisbon.'), structuredContent: { city: 'Lisbon', nights: 3 } }));
       const record = await stored(view);
       expect(record.register).toEqual({
