@@ -16,6 +16,7 @@ import { ModelContext } from './conversation/model-context';
 import { MessageClaimHandlers } from './conversation/message-claims.handlers';
 import { MessageClaims } from './conversation/message-claims';
 import { ViewMessages } from './conversation/view-messages';
+import { InvocationOrigins } from './conversation/invocation-origins';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
@@ -113,6 +114,7 @@ export class GovernedOperationsModule {
         ConfirmationGate,
         ConfirmationService,
         ConfirmationHandlers,
+        { provide: InvocationOrigins, useFactory: (bus: BusClient) => new InvocationOrigins(bus), inject: [BusClient] },
         ToolBatchService,
         ToolBatchHandlers,
         CascadeHandlers,

@@ -10,6 +10,7 @@ import {
   RegistryGetProfile,
   RegistryGetToolset,
   viewPolicyOf,
+  type AppendProvenance,
   type BoundToolHandle,
   type EventWidget,
   type LedgerEventInput,
@@ -32,6 +33,7 @@ import type { ExecutionMark } from './outcome-classification';
 import type { GovernedFaultPoint } from '../governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { ProducingGenerations } from '../views/producing-generations';
+import { USER_TURN } from '../conversation/invocation-origins';
 
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
 export interface ToolsetFacts {
@@ -58,6 +60,8 @@ export interface CallContext {
   snapshotId: string;
   /** Set once a call starts executing: errors after it say the tool ran. */
   mark: ExecutionMark;
+  /** The invocation's provenance (absent: `user-turn`), carried into the permits the batch issues. */
+  provenance?: AppendProvenance;
 }
 
 /** A generation's fresh listing, or why it could not be listed. */
@@ -233,10 +237,18 @@ export class CallPipeline {
     return this.seal(admitted, result.valid, resourceUri, toolset.bindingRevision, ctx);
   }
 
-  /** Appends the one event, then commits every sealed reference it carries; returns the event id. */
-  async appendAndCommit(ctx: Pick<CallContext, 'key' | 'incarnation'>, event: LedgerEventInput, outcomes: readonly Outcome[]): Promise<number> {
+  /**
+   * Appends the one event, then commits every sealed reference it carries; returns the event id. `provenance`: the
+   * invocation's (`ui-message` when it consumed a View's message, see `InvocationOrigins`).
+   */
+  async appendAndCommit(
+    ctx: Pick<CallContext, 'key' | 'incarnation'>,
+    event: LedgerEventInput,
+    outcomes: readonly Outcome[],
+    provenance: AppendProvenance = USER_TURN,
+  ): Promise<number> {
     await this.faults.hit('batch.before-append');
-    const eventId = await this.append(ctx.key, ctx.incarnation, event);
+    const eventId = await this.append(ctx.key, ctx.incarnation, event, provenance);
     await Promise.all(
       outcomes.map(async (o) => {
         if (!o.recordId) return;
@@ -261,8 +273,8 @@ export class CallPipeline {
     return eventId;
   }
 
-  async append(session: SessionKey, incarnation: number, event: LedgerEventInput): Promise<number> {
-    const appended = await this.bus.request(LifecycleAppendEvents, { session, incarnation, provenance: { path: 'user-turn' }, events: [event] });
+  async append(session: SessionKey, incarnation: number, event: LedgerEventInput, provenance: AppendProvenance = USER_TURN): Promise<number> {
+    const appended = await this.bus.request(LifecycleAppendEvents, { session, incarnation, provenance, events: [event] });
     return appended.eventIds[0];
   }
 

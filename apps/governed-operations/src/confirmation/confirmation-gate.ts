@@ -54,6 +54,7 @@ export class ConfirmationGate {
         arguments: canonicalize(call.arguments),
         argumentsDigest,
         expiresAt,
+        ...(ctx.provenance?.path === 'ui-message' ? { continuesMessage: true as const } : {}),
       },
       this.config.confirmationTtlMs,
     );

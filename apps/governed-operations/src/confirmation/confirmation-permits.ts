@@ -32,6 +32,8 @@ export const permitSchema = z.strictObject({
   arguments: z.string(),
   argumentsDigest: z.string().regex(/^[0-9a-f]{64}$/),
   expiresAt: z.iso.datetime(),
+  /** Present when the invocation consumed a View's `ui/message`: the decided call's event is stamped `mcp_app` too. */
+  continuesMessage: z.literal(true).optional(),
 });
 export type Permit = z.infer<typeof permitSchema>;
 

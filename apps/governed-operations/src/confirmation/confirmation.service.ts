@@ -11,6 +11,7 @@ import { declarationDigest } from './confirmation-gate';
 import { ConfirmationPermits, type Permit } from './confirmation-permits';
 import { classifyFailure, ExecutionMark } from '../calls/outcome-classification';
 import { missingPermitError } from './permit-loss';
+import { UI_MESSAGE, USER_TURN } from '../conversation/invocation-origins';
 
 type DecideRequest = ParsedRequestOf<typeof GovernedDecideConfirmation>;
 
@@ -77,6 +78,7 @@ export class ConfirmationService {
       { key: request.session, incarnation: permit.incarnation },
       batchEvent(AUTHOR, permit.invocationId, [outcome.response], widgets, []),
       [outcome],
+      permit.continuesMessage ? UI_MESSAGE : USER_TURN,
     );
     return { eventId, incarnation: permit.incarnation, rejection: null, functionResponses: [outcome.response], widgets, confirmations: [] };
   }

@@ -17,6 +17,7 @@ import {
   isWidgetDescriptor,
   LifecycleAppendEvents,
   LifecycleFindCallEvent,
+  LifecycleFindConsumedMessage,
   LifecycleGetEvent,
   LifecycleGetPrincipalRevocation,
   LifecycleGetSession,
@@ -26,6 +27,7 @@ import {
   SealedCreate,
   SealedResolve,
   SealedResultStoreDescribe,
+  type AppendProvenance,
   type BindingState,
   type BoundToolHandle,
   type HostProfile,
@@ -155,6 +157,12 @@ export interface FakeState {
   /** The profile ids `get-profile` was asked for, in order (kept apart from `log`, whose order tests assert). */
   profileReads: string[];
   appended: LedgerEventInput[];
+  /** The provenance of each append, in `appended`'s order. */
+  provenances: AppendProvenance['path'][];
+  /** Invocations that consumed a View's `ui/message` (lifecycle-store's `find-consumed-message` finds one for them). */
+  consumedInvocations: Set<string>;
+  /** How many `find-consumed-message` lookups were made (kept out of `log`, whose order tests assert). */
+  originLookups: number;
   created: ParsedRequestOf<typeof SealedCreate>[];
   committed: ParsedRequestOf<typeof SealedCommit>[];
   callArgs: unknown[];
@@ -162,7 +170,15 @@ export interface FakeState {
    * Injected failures: `create` fails every seal (`createTimes`: only that many, then seals succeed), `describe`
    * is the sealed store's readiness probe.
    */
-  failures: { append?: AppHostError; create?: AppHostError; createTimes?: number; describe?: AppHostError; retain?: AppHostError; release?: AppHostError };
+  failures: {
+    append?: AppHostError;
+    findConsumed?: AppHostError;
+    create?: AppHostError;
+    createTimes?: number;
+    describe?: AppHostError;
+    retain?: AppHostError;
+    release?: AppHostError;
+  };
   /** Pauses every tool call until it resolves (a batch held in flight). */
   callGate?: Promise<void>;
   /** Pauses classification until it resolves (a batch that holds its claims but has started no call). */
@@ -298,8 +314,38 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     if (state.failures.append) throw state.failures.append;
     state.appended.push(...r.events);
     for (const _ of r.events) ledgerScopes.push({ sessionId: r.session.sessionId, incarnation: r.incarnation });
-    if (r.provenance.path !== 'user-turn') throw new AppHostError('INVALID_ARGUMENT', `unexpected provenance ${r.provenance.path}`);
+    state.provenances.push(...r.events.map(() => r.provenance.path));
+    if (r.provenance.path !== 'user-turn' && r.provenance.path !== 'ui-message')
+      throw new AppHostError('INVALID_ARGUMENT', `unexpected provenance ${r.provenance.path}`);
     return { incarnation: r.incarnation, eventIds: [41 + state.appended.length] };
+  });
+  fakes.register(LifecycleFindConsumedMessage, (r) => {
+    state.originLookups++;
+    if (state.failures.findConsumed) throw state.failures.findConsumed;
+    if (!state.consumedInvocations.has(r.invocationId)) return { message: null };
+    const at = new Date().toISOString();
+    return {
+      message: {
+        messageId: `msg-${'0'.repeat(32)}`,
+        session: r.session,
+        incarnation: state.incarnation,
+        state: 'CONSUMED' as const,
+        role: 'user' as const,
+        content: [{ type: 'text' as const, text: 'continue' }],
+        viewId: `vw-${'0'.repeat(32)}`,
+        widgetId: '42:fc-1',
+        nonce: '0'.repeat(32),
+        toolsetId: 'ts',
+        bindingRevision: 'v1.k1.abcd',
+        bindingGeneration: 1,
+        principal: { tenant: principal.tenant, subject: principal.subject },
+        rejection: null,
+        claimExpiresAt: at,
+        invocationId: r.invocationId,
+        createdAt: at,
+        updatedAt: at,
+      },
+    };
   });
   fakes.register(LifecycleFindCallEvent, (r) => {
     const found = state.appended
@@ -569,6 +615,9 @@ function freshState(): FakeState {
     log: [],
     profileReads: [],
     appended: [],
+    provenances: [],
+    consumedInvocations: new Set(),
+    originLookups: 0,
     created: [],
     committed: [],
     callArgs: [],

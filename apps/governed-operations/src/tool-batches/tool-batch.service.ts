@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import {
+  type AppendProvenance,
   type GovernedRunToolBatch,
   type LedgerEventInput,
   type ParsedRequestOf,
@@ -19,6 +20,7 @@ import type { ExecutionMark } from '../calls/outcome-classification';
 import { requireSealedStore } from '../calls/store-admission';
 import type { BatchConfig } from '../governed.config';
 import { BatchReplay, replayDigest, replayMetadata } from './batch-replay';
+import { InvocationOrigins } from '../conversation/invocation-origins';
 
 type RunRequest = ParsedRequestOf<typeof GovernedRunToolBatch>;
 
@@ -33,6 +35,7 @@ export class ToolBatchService {
     @Inject(CallPipeline) private readonly pipeline: CallPipeline,
     @Inject(ConfirmationGate) private readonly confirmations: ConfirmationGate,
     @Inject(BatchReplay) private readonly replay: BatchReplay,
+    @Inject(InvocationOrigins) private readonly origins: InvocationOrigins,
     @Inject(BusClient) private readonly bus: BusClient,
     @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
@@ -47,13 +50,15 @@ export class ToolBatchService {
     const calls = planCalls(request.invocationId, request.calls);
     const key = request.session;
     const incarnation = await this.pipeline.activeIncarnation(key);
+    // Before the replay gate and any call: a lookup that fails leaves nothing behind.
+    const provenance = await this.origins.provenanceOf(key, request.invocationId);
     const digest = replayDigest(request.invocationId, calls);
     const operationId = randomUUID();
     const gate = await this.replay.enter({ session: key, incarnation, invocationId: request.invocationId }, calls, digest, operationId);
     if ('retained' in gate) return gate.retained;
     const { mark } = gate.claimed;
     try {
-      return await this.runClaimed(request, calls, incarnation, { digest, operationId, mark });
+      return await this.runClaimed(request, calls, incarnation, { digest, operationId, mark, provenance });
     } catch (error) {
       throw await gate.claimed.settle(error, mark);
     }
@@ -63,7 +68,7 @@ export class ToolBatchService {
     request: RunRequest,
     calls: PlannedCall[],
     incarnation: number,
-    run: { digest: string; operationId: string; mark: ExecutionMark },
+    run: { digest: string; operationId: string; mark: ExecutionMark; provenance: AppendProvenance },
   ): Promise<RunToolBatchResponse> {
     const key = request.session;
     const { snapshot, admitted, unreachable } = await this.pipeline.admit({ principal: request.principal, key, incarnation }, request.toolsets, calls);
@@ -75,7 +80,7 @@ export class ToolBatchService {
         'mixed batch rejected before any call',
       );
       const event = { ...mixedBatchEvent(AUTHOR, request.invocationId, calls), customMetadata: replayMetadata(run.digest) };
-      const eventId = await this.pipeline.append(key, incarnation, event);
+      const eventId = await this.pipeline.append(key, incarnation, event, run.provenance);
       return { eventId, incarnation, rejection: 'MIXED_BATCH', functionResponses: toResponses(event), widgets: [], confirmations: [] };
     }
 
@@ -86,6 +91,7 @@ export class ToolBatchService {
       operationId: run.operationId,
       snapshotId: snapshot.snapshotId,
       mark: run.mark,
+      provenance: run.provenance,
     };
     // Permits and the stores the calls need first: if one is unavailable, the batch fails before any call has run.
     const held = admitted.filter((a) => this.confirmations.holds(a));
@@ -111,7 +117,7 @@ export class ToolBatchService {
       ...batchEvent(AUTHOR, request.invocationId, responses, widgets, confirmations.map(requestConfirmationCall)),
       customMetadata: replayMetadata(run.digest),
     };
-    const eventId = await this.pipeline.appendAndCommit(ctx, event, outcomes);
+    const eventId = await this.pipeline.appendAndCommit(ctx, event, outcomes, run.provenance);
     return { eventId, incarnation, rejection: null, functionResponses: responses, widgets, confirmations };
   }
 }

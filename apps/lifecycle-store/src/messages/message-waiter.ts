@@ -1,4 +1,4 @@
-import type { OnApplicationShutdown } from '@nestjs/common';
+import type { BeforeApplicationShutdown, OnApplicationShutdown } from '@nestjs/common';
 import type { SessionKey } from '@apphost/contracts';
 import type { ServiceDatabase } from '@apphost/persistence';
 import type { Client, Notification } from 'pg';
@@ -15,7 +15,7 @@ const keyOf = (k: Pick<SessionKey, 'tenant' | 'appName' | 'userId' | 'sessionId'
  * commit) that one LISTEN connection per process receives. A notification can be lost (the connection dropped), and
  * a claim lapses without any write, so correctness never rests on it: a waiter re-reads after `recheckMs` at the latest.
  */
-export class MessageWaiter implements OnApplicationShutdown {
+export class MessageWaiter implements BeforeApplicationShutdown, OnApplicationShutdown {
   private readonly waiters = new Map<string, Set<() => void>>();
   private listener?: Promise<Client | undefined>;
   private closed = false;
@@ -49,6 +49,17 @@ export class MessageWaiter implements OnApplicationShutdown {
   /** Wakes this process's waiters of the session at once (other replicas hear the statement's NOTIFY). */
   changed(session: SessionKey): void {
     for (const wake of this.waiters.get(keyOf(session)) ?? []) wake();
+  }
+
+  /** True once the service is stopping: long polls answer what they have instead of holding the drain. */
+  get stopping(): boolean {
+    return this.closed;
+  }
+
+  /** Wakes every waiter as the service begins to stop, so its long polls answer now rather than at the grace's end. */
+  beforeApplicationShutdown(): void {
+    this.closed = true;
+    for (const set of this.waiters.values()) for (const wake of set) wake();
   }
 
   async onApplicationShutdown(): Promise<void> {

@@ -125,7 +125,7 @@ export class MessagesService {
     for (;;) {
       const record = await this.activeIn(req.session, req.incarnation);
       const left = until - Date.now();
-      const armed = left > 0 ? await this.deps.waiter.nextChange(req.session, left) : null;
+      const armed = left > 0 && !this.deps.waiter.stopping ? await this.deps.waiter.nextChange(req.session, left) : null;
       const messages = await this.deps.messages.list(req.session, record.incarnation, (req.state ?? null) as MessageState | null, req.limit);
       if (messages.length > 0 || !armed) return { incarnation: record.incarnation, messages };
       await armed.changed;

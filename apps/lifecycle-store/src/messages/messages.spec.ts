@@ -187,6 +187,17 @@ describeOnPostgres('lifecycle-store pending messages', (target) => {
       expect(Date.now() - started).toBeLessThan(1_500);
     });
 
+    it('a long poll in flight when the service stops answers at once (empty), not at the end of the shutdown grace', async () => {
+      const session = await activeSession();
+      const polled = list({ session, state: 'ACCEPTED', waitMs: 20_000 });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stopping = Date.now();
+      const restarted = h.restart();
+      await expect(polled).resolves.toEqual({ incarnation: 1, messages: [] });
+      expect(Date.now() - stopping).toBeLessThan(1_500);
+      await restarted;
+    });
+
     it('concurrent claimers: exactly one wins, every other gets CONFLICT MESSAGE_CLAIMED', async () => {
       const session = await activeSession();
       const message = await acceptedMessage(session);
