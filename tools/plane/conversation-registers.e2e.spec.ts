@@ -270,6 +270,20 @@ describe('Conversation: model-context registers', () => {
     expect(blockOf(final)).not.toMatch(/burst \d/);
   });
 
+  it('deleting the session removes its registers; the next incarnation starts with none', async () => {
+    const session = { appName: 'reg', sessionId: 'r-delete' };
+    const runtime = runtimeOf(conv.http, alice, session);
+    const view = await openView(conv.http, alice, { ...session, tool: 'start-job' });
+    await update(view, 'before the delete');
+    expect(blockOf(await runtime.modelContext())).toContain('before the delete');
+    expect((await runtime.deleteSession()).status).toBe(200);
+    expect((await runtime.modelContextReply()).status).toBe(404);
+    expect((await conv.http('POST', '/v1/sessions', { bearer: alice, body: session })).status).toBe(201);
+    expect(await runtime.modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+    // The purged View is unknown now: an HTTP 404, not a JSON-RPC answer.
+    expect((await rpc.updateContext(view, { content: [text('from the old incarnation')] })).status).toBe(404);
+  });
+
   it('a rebind revokes the register’s View: the block drops it, and an update after the rebind changes nothing', async () => {
     const session = { appName: 'reb', sessionId: 'r-rebind' };
     const runtime = runtimeOf(conv.http, alice, session);
