@@ -41,7 +41,7 @@ describe('Conversation: model-context registers', () => {
 
   beforeAll(async () => {
     conv = await startConversationPlane({
-      apps: { reg: ['reg'], small: ['small'], reb: ['reb'], who: ['who'], plain: ['plain'] },
+      apps: { reg: ['reg'], small: ['small'], reb: ['reb'], who: ['who'], plain: ['plain'], narrow: ['narrow'] },
       profiles: {
         conv: conversationProfile(),
         // Room for two ~360-byte registers (canonical JSON of content and structuredContent) per session, none over 400.
@@ -57,6 +57,7 @@ describe('Conversation: model-context registers', () => {
         reb: continuationSpec('conv'),
         who: continuationSpec('conv'),
         plain: continuationSpec('textOnly'),
+        narrow: continuationSpec('conv'),
       },
     });
     rpc = viewRpc(conv.http);
@@ -297,6 +298,38 @@ describe('Conversation: model-context registers', () => {
       code: 'FAILED_PRECONDITION',
       reason: 'VIEW_REVOKED',
     });
+    expect(await runtime.modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+  });
+
+  it('a modality withdrawn or a cap shrunk (a rebind to a narrower profile): no register of the old binding reaches the block', async () => {
+    const session = { appName: 'narrow', sessionId: 'r-narrow' };
+    const runtime = runtimeOf(conv.http, alice, session);
+    const wide = await openView(conv.http, alice, { ...session, tool: 'start-job', functionCallId: 'call-wide', invocationId: 'inv-wide' });
+    await update(wide, 'text and data', { kept: 'until the rebind' });
+    expect(headersOf(await runtime.modelContext())).toEqual([{ widgetId: wide.widgetId, viewId: wide.viewId }]);
+
+    // structuredContent withdrawn: the wide View's register is gone, and its next update changes nothing.
+    expect((await conv.http('POST', '/v1/toolsets/narrow:rebind', { bearer: admin, body: { profileId: 'textOnly' } })).status).toBe(200);
+    expect(await runtime.modelContext()).toEqual({ block: null, registers: [], evicted: [] });
+    expect(rpcErrorOf(await rpc.updateContext(wide, { content: [text('stale')], structuredContent: { stale: true } })).data).toMatchObject({
+      reason: 'VIEW_REVOKED',
+    });
+    const plain = await openView(conv.http, alice, {
+      ...session,
+      tool: 'start-job',
+      functionCallId: 'call-plain',
+      invocationId: 'inv-plain',
+      existingSession: true,
+    });
+    expect(plain.hostCapabilities).toMatchObject({ updateModelContext: { text: {} } });
+    expect(rpcErrorOf(await rpc.updateContext(plain, { content: [text('data')], structuredContent: { x: 1 } })).data).toMatchObject({
+      reason: 'MODALITY_NOT_ADVERTISED',
+    });
+    await update(plain, 'text only now '.padEnd(360, '.'));
+    expect(headersOf(await runtime.modelContext())).toEqual([{ widgetId: plain.widgetId, viewId: plain.viewId }]);
+
+    // The per-register cap shrunk below that register: it is gone with its View, never truncated into the block.
+    expect((await conv.http('POST', '/v1/toolsets/narrow:rebind', { bearer: admin, body: { profileId: 'tight' } })).status).toBe(200);
     expect(await runtime.modelContext()).toEqual({ block: null, registers: [], evicted: [] });
   });
 
