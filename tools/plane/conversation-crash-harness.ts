@@ -100,23 +100,10 @@ export async function startCrashPlane(setup: {
   const nats = await startPrivateNats();
   const providers = await startFakeProviders(nats.url, ['export-audit']);
   let booted: BootedServices<'lifecycle' | 'sealed' | 'registry' | 'catalog' | 'gateway'> | undefined;
-  const probe = { answers: async () => false };
-  const governed = new GovernedProcess(
-    {
-      NATS_URL: nats.url,
-      REDIS_URL: TEST_REDIS_URL,
-      DATABASE_SCHEMA_PREFIX: prefix,
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(await freePort()),
-      INSTANCE_ID: `gov-${prefix.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`,
-      LOG_LEVEL: 'warn',
-      ...setup.governedEnv,
-    },
-    () => probe.answers(),
-  );
+  let governed: GovernedProcess | undefined;
   const stop = async () => {
     await booted?.stop();
-    await governed.stop();
+    await governed?.stop();
     await providers.stop();
     await nats.stop();
     await dropSchemasWithPrefix(prefix);
@@ -147,11 +134,23 @@ export async function startCrashPlane(setup: {
       { NATS_URL: nats.url },
     );
     const client = booted.services.registry.client;
-    probe.answers = () =>
-      client.request(describeContract('governed-operations'), {}, { timeoutMs: 500 }).then(
-        () => true,
-        () => false,
-      );
+    governed = new GovernedProcess(
+      {
+        NATS_URL: nats.url,
+        REDIS_URL: TEST_REDIS_URL,
+        DATABASE_SCHEMA_PREFIX: prefix,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(await freePort()),
+        INSTANCE_ID: `gov-${prefix.replace(/[^A-Za-z0-9]/g, '').slice(-12)}`,
+        LOG_LEVEL: 'warn',
+        ...setup.governedEnv,
+      },
+      () =>
+        client.request(describeContract('governed-operations'), {}, { timeoutMs: 500 }).then(
+          () => true,
+          () => false,
+        ),
+    );
     await governed.restart();
     const registry = { registry: booted.services.registry };
     for (const [profileId, body] of Object.entries(setup.profiles)) await putProfile(registry, profileId, body);
@@ -166,7 +165,7 @@ export async function startCrashPlane(setup: {
   return {
     prefix,
     nats,
-    governed,
+    governed: governed as GovernedProcess,
     services,
     http: viewHttp({ base: baseUrlOf(services.gateway) }),
     bearer: (sub) => token(sub, 'runtime view'),
