@@ -78,7 +78,6 @@ describe('Conversation: pending messages', () => {
     const poll = runtime.messages({ state: 'ACCEPTED', waitMs: 20_000 });
     await sleep(300);
     expect(resultOf(await rpc.sendMessage(view, 'hello from the View'))).toEqual({});
-    // The SDK's array form of `content` is what `App.sendMessage` sends; nothing else is listed with it.
     const [message, ...more] = await poll;
     expect(performance.now() - polling).toBeLessThan(10_000);
     expect(more).toEqual([]);
@@ -156,6 +155,12 @@ describe('Conversation: pending messages', () => {
     expect(stale.status).toBe(409);
     expect(stale.body.error).toMatchObject({ details: { reason: 'MESSAGE_CLAIM_INVALID' } });
     expect(await runtime.consume(message.messageId, second.claimToken, 'inv-expiry')).toMatchObject({ state: 'CONSUMED', invocationId: 'inv-expiry' });
+  });
+
+  it('one content block sent without its array (a form Views send) is the same message as the array form', async () => {
+    const { view, runtime } = await viewIn('msg', 'm-one-block');
+    expect(resultOf(await rpc.request(view, 'ui/message', { role: 'user', content: text('a single block') }))).toEqual({});
+    expect(await runtime.messages({ state: 'ACCEPTED', waitMs: WAIT_MS })).toEqual([expect.objectContaining({ content: [text('a single block')] })]);
   });
 
   it('a JSON-RPC id reused after completion is a new message (no replay key)', async () => {
