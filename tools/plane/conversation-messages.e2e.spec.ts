@@ -220,8 +220,17 @@ describe('Conversation: pending messages', () => {
     const image = await rpc.request(view, 'ui/message', { role: 'user', content: [{ type: 'image', data: 'AAAA', mimeType: 'image/png' }] });
     expect(rpcErrorOf(image).data).toMatchObject({ code: 'INVALID_ARGUMENT', reason: 'MODALITY_NOT_ADVERTISED' });
     const huge = await rpc.sendMessage(view, 'x'.repeat(200 * 1024));
-    expect(rpcErrorOf(huge).data.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(rpcErrorOf(huge).data).toMatchObject({ code: 'PAYLOAD_TOO_LARGE', reason: 'MESSAGE_TOO_LARGE' });
     expect(await runtime.messages()).toEqual([]);
+  });
+
+  it('a View’s message rate is bounded (GOVERNED_MESSAGE_PER_VIEW_PER_MINUTE, 6 by default): the next one is refused and recorded nowhere', async () => {
+    const { view, runtime } = await viewIn('msg', 'm-rate');
+    for (let i = 1; i <= 6; i++) expect(resultOf(await rpc.sendMessage(view, `message ${i}`))).toEqual({});
+    const refused = rpcErrorOf(await rpc.sendMessage(view, 'one too many'));
+    expect(refused.data).toMatchObject({ code: 'RESOURCE_EXHAUSTED', reason: 'RPC_RATE_LIMITED', scope: 'message', limit: 6, retryable: true });
+    const listed = await runtime.messages();
+    expect(listed.map((m) => m.content[0].text)).toEqual([1, 2, 3, 4, 5, 6].map((i) => `message ${i}`));
   });
 
   it('a rebind after acceptance rejects the message at claim (REJECTED, TOOLSET_REBOUND)', async () => {
