@@ -22,8 +22,8 @@ import { sessionWithUiCall } from './views-harness';
  * Pending `ui/message`s end to end: the View's message is durable and ACCEPTED before its `{}`; the runtime's claim
  * is fenced (one claimer wins, the other 409 `MESSAGE_CLAIMED`), expires and is re-claimable; consume is exactly
  * once; a torn-down View's message is never accepted (an accepted one still belongs to the conversation); a JSON-RPC
- * id reused after completion is a new message; the confirm policy needs the user's attestation; a rebind rejects
- * at claim; a deleted session takes its messages with it.
+ * id reused after completion is a new message; the confirm policy needs the user's attestation; role, modality,
+ * size and rate refusals record nothing; a rebind rejects at claim; a deleted session takes its messages with it.
  * Budget: ~30 s to boot and bind, ~40 s of tests (2 busy cores).
  */
 jest.setTimeout(150_000);
