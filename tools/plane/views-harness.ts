@@ -168,11 +168,11 @@ export function viewProfile(overrides: Partial<HostProfile> = {}): HostProfile {
   return { ...profile(), ...overrides };
 }
 
-export async function putProfile(plane: ViewPlane, profileId: string, body: HostProfile): Promise<void> {
+export async function putProfile(plane: Pick<ViewPlane, 'registry'>, profileId: string, body: HostProfile): Promise<void> {
   await plane.registry.client.request(RegistryPutProfile, { profileId, profile: body });
 }
 
-export async function putToolset(plane: ViewPlane, toolsetId: string, spec: ToolsetSpecInput): Promise<string> {
+export async function putToolset(plane: Pick<ViewPlane, 'registry'>, toolsetId: string, spec: ToolsetSpecInput): Promise<string> {
   return (await plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 60_000 })).status.state;
 }
 
@@ -184,7 +184,7 @@ export interface HttpReply {
 }
 
 /** HTTP against the plane's gateway as a browser would call the View routes: bearer, the host page's Origin, JSON. */
-export function viewHttp(plane: ViewPlane) {
+export function viewHttp(plane: Pick<ViewPlane, 'base'>) {
   return async (
     method: string,
     url: string,
