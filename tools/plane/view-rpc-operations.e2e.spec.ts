@@ -99,6 +99,22 @@ describe('View RPC operations in the plane', () => {
       expect(executed(calls.mrtr, 'stepper')).toBe(3);
     });
 
+    it('a read carries the server’s cache hints; an idempotent read is retained only within its ttlMs (0: never)', async () => {
+      const cached = `${STATEFUL_NONCE_DOCS}cached`;
+      const first = await rpc().read(view, cached, { key: 'read-cached' });
+      expect(first.body.result).toMatchObject({ ttlMs: 60_000, cacheScope: 'private' });
+      const reads = executed(calls.mrtr, cached, 'resources/read');
+      expect((await rpc().read(view, cached, { key: 'read-cached' })).body.result).toEqual(first.body.result);
+      expect(executed(calls.mrtr, cached, 'resources/read')).toBe(reads); // retained: not read again
+
+      const plain = `${STATEFUL_NONCE_DOCS}readme.txt`;
+      const once = await rpc().read(view, plain, { key: 'read-plain' });
+      expect(once.body.result).toMatchObject({ ttlMs: 0 });
+      const before = executed(calls.mrtr, plain, 'resources/read');
+      await rpc().read(view, plain, { key: 'read-plain' });
+      expect(executed(calls.mrtr, plain, 'resources/read')).toBe(before + 1); // ttlMs 0: read again
+    });
+
     it('a round that requests input fails closed: INPUT_REQUIRED_DENIED, no second leg', async () => {
       const refused = rpcErrorOf(await rpc().call(view, 'ask', { question: 'Proceed?' }));
       expect(refused.data).toMatchObject({ reason: 'INPUT_REQUIRED_DENIED' });

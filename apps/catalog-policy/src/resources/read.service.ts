@@ -19,16 +19,25 @@ export class ReadService {
   async read(r: ParsedRequestOf<typeof CatalogReadResource>): Promise<ResponseOf<typeof CatalogReadResource>> {
     const generation: BoundGeneration = r.generation;
     const uri = admitReadRequest(r.policy, r.uri);
-    const { contents } = await requestOnGeneration(this.bus, ConnReadResource, generation, { uri }, { timeoutMs: this.config.registryTimeoutMs });
+    const answer = await requestOnGeneration(this.bus, ConnReadResource, generation, { uri }, { timeoutMs: this.config.registryTimeoutMs });
     const limits = {
       maxItemBytes: Math.min(r.limits?.maxItemBytes ?? Infinity, this.config.readMaxItemBytes),
       maxTotalBytes: Math.min(r.limits?.maxTotalBytes ?? Infinity, this.config.readMaxTotalBytes),
     };
     try {
-      return checkReadResponse(r.policy, contents, limits);
+      return { ...checkReadResponse(r.policy, answer.contents, limits), ...cacheHintsOf(answer) };
     } catch (error) {
       this.logger.warn({ toolsetId: generation.toolsetId, uri, error: (error as Error).message }, 'resource read rejected by response-side policy');
       throw error;
     }
   }
+}
+
+/** The result's cache hints, passed on only when well-formed (a View's idempotent read is never retained longer). */
+function cacheHintsOf(answer: Record<string, unknown>): { ttlMs?: number; cacheScope?: string } {
+  const { ttlMs, cacheScope } = answer;
+  return {
+    ...(typeof ttlMs === 'number' && Number.isSafeInteger(ttlMs) && ttlMs >= 0 ? { ttlMs } : {}),
+    ...(typeof cacheScope === 'string' && cacheScope.length <= 64 ? { cacheScope } : {}),
+  };
 }

@@ -78,7 +78,12 @@ export class ViewOperations {
       policy: resourcePolicyOf(ctx.profile),
       limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },
     });
-    return { contents: read.contents };
+    // The server's cache hints ride along: the View sees them, and an idempotent read is never retained past `ttlMs`.
+    return {
+      contents: read.contents,
+      ...(read.ttlMs !== undefined ? { ttlMs: read.ttlMs } : {}),
+      ...(read.cacheScope !== undefined ? { cacheScope: read.cacheScope } : {}),
+    };
   }
 
   /** `tools/list`: the declarations of the fresh app catalog, exactly as the server listed them, nothing else. */

@@ -37,6 +37,9 @@ export const CatalogReadResource = defineContract({
     /** Each item as the server returned it, with its `uri` replaced by the canonical form. */
     contents: z.array(z.record(z.string(), z.unknown())),
     totalBytes: z.number().int().min(0),
+    /** The server's cache hints (2026-07-28 results): how long the result may be reused, and for whom. */
+    ttlMs: z.number().int().min(0).optional(),
+    cacheScope: z.string().max(64).optional(),
   }),
   errors: ['PERMISSION_DENIED', 'PAYLOAD_TOO_LARGE', 'INVALID_ARGUMENT', 'FAILED_PRECONDITION', 'DEADLINE_EXCEEDED'],
 });
