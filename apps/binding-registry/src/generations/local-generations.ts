@@ -144,7 +144,8 @@ export class LocalGenerations {
       handedOver = true;
       return await work(connection, local);
     } catch (error) {
-      if (connectionClosed(error) || local.ended) throw generationGone(ref.generationId, local.ended ?? 'TRANSPORT_CLOSED', undefined, { inFlight: handedOver });
+      if (connectionClosed(error) || local.ended)
+        throw generationGone(ref.generationId, local.ended ?? 'TRANSPORT_CLOSED', undefined, { inFlight: handedOver });
       throw error;
     } finally {
       local.inflight--;
