@@ -238,11 +238,15 @@ class HostPage {
       ...(event.functionCalls ?? []).map((c) => el('p', { className: 'call', textContent: `→ ${c.name}(${JSON.stringify(c.args ?? {})})` })),
       ...(event.functionResponses ?? []).map((r) => el('p', { className: 'response', textContent: `← ${r.name}: ${summary(r.response)}` })),
     ];
-    const card = el('article', { className: 'event' }, [
+    // An app audit event's story is its record (customMetadata), not calls or responses: it is shown as such.
+    const audit = event.audience === 'app_audit';
+    if (audit) lines.unshift(el('p', { className: 'record', textContent: auditInWords(event.customMetadata?.[APP_AUDIT_KEY]) }));
+    const card = el('article', { className: audit ? 'event audit' : 'event' }, [
       el('h3', { textContent: `#${event.id} · ${event.author} · ${new Date(event.timestamp).toLocaleTimeString()}` }),
       ...lines,
     ]);
     card.dataset['eventId'] = String(event.id);
+    if (audit) return card;
     for (const widget of event.widgets ?? []) {
       // A descriptor names its call; a legacy widget names its tool, answered by one of the event's responses.
       const responses = event.functionResponses ?? [];
@@ -296,6 +300,21 @@ class HostPage {
   private error(text: string): void {
     $('error').textContent = text;
   }
+}
+
+/** `customMetadata` key of an app audit event's record (`APP_AUDIT_METADATA_KEY` of the contracts). */
+const APP_AUDIT_KEY = 'io.apphost/app-audit';
+
+/** An app audit record in one line: the View operation (method, tool or URI), its decision and outcome. */
+function auditInWords(record: unknown): string {
+  if (!record || typeof record !== 'object') return 'app audit event';
+  const r = record as Record<string, unknown>;
+  if (r['kind'] === 'summary') return `app audit summary of View ${String(r['viewId'])}: ${JSON.stringify(r)}`;
+  const what = (r['tool'] ?? r['uri'] ?? '') as string;
+  const outcome = [r['outcome'], r['reason']].filter((part) => typeof part === 'string' && part !== '').join(' · ');
+  const replayed = r['replayed'] === true ? ' (replayed)' : '';
+  const duration = typeof r['durationMs'] === 'number' ? ` in ${r['durationMs']} ms` : '';
+  return `View ${String(r['method'])} ${what}: ${String(r['decision'])}${outcome ? `, ${outcome}` : ''}${replayed}${duration}`;
 }
 
 function summary(response: Record<string, unknown> | undefined): string {

@@ -159,6 +159,9 @@ export class WidgetView {
     bridge.onreadresource = (params, extra) => this.relay('resources/read', params, extra) as never;
     bridge.onlistresources = (params, extra) => this.relay('resources/list', params, extra) as never;
     bridge.onlistresourcetemplates = (params, extra) => this.relay('resources/templates/list', params, extra) as never;
+    // The conversation hooks the profile advertises (`updateModelContext`, `message`) are governed RPC requests too.
+    bridge.onupdatemodelcontext = (params, extra) => this.relay('ui/update-model-context', params, extra) as never;
+    bridge.onmessage = (params, extra) => this.relay('ui/message', params, extra) as never;
     bridge.onsizechange = (size) => {
       if (typeof size.height === 'number') frame.style.height = `${Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(size.height)))}px`;
       this.notify('ui/notifications/size-changed', size);

@@ -21,7 +21,7 @@ export function sandboxCspOf(header: string | undefined, options: { development:
   const origins = (name: string, keywords: string[]) => (directives.get(name) ?? []).filter((source) => !keywords.includes(source));
   const declared = {
     connectDomains: origins('connect-src', ["'none'"]),
-    resourceDomains: origins('script-src', ["'self'", "'unsafe-inline'"]),
+    resourceDomains: origins('script-src', ["'self'", "'unsafe-inline'", 'data:']),
     frameDomains: origins('frame-src', ["'none'"]),
     baseUriDomains: origins('base-uri', ["'self'"]),
   };

@@ -7,7 +7,7 @@ const DEVELOPMENT = { development: true };
 
 const SPEC_DEFAULT_DIRECTIVES = {
   'default-src': ["'none'"],
-  'script-src': ["'self'", "'unsafe-inline'"],
+  'script-src': ["'self'", "'unsafe-inline'", 'data:'],
   'style-src': ["'self'", "'unsafe-inline'"],
   'img-src': ["'self'", 'data:', 'blob:'],
   'font-src': ["'self'", 'data:', 'blob:'],
@@ -33,7 +33,7 @@ function directives(header: string): Record<string, string[]> {
 describe('buildViewCsp', () => {
   it('gives the MCP Apps default (plus blob:/data: scheme sources) when nothing is declared', () => {
     const expected =
-      "default-src 'none'; script-src 'self' 'unsafe-inline'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
+      "default-src 'none'; script-src 'self' 'unsafe-inline' data:; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; " +
       "font-src 'self' data: blob:; media-src 'self' data: blob:; worker-src 'self' blob:; connect-src 'none'; frame-src 'none'; " +
       "object-src 'none'; form-action 'none'; base-uri 'self'";
     for (const declared of [undefined, null, {}, 'x', 7, [], { connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }]) {
@@ -56,7 +56,7 @@ describe('buildViewCsp', () => {
     const res = 'https://cdn.example.com';
     expect(directives(header)).toEqual({
       ...SPEC_DEFAULT_DIRECTIVES,
-      'script-src': ["'self'", "'unsafe-inline'", res],
+      'script-src': ["'self'", "'unsafe-inline'", 'data:', res],
       'style-src': ["'self'", "'unsafe-inline'", res],
       'img-src': ["'self'", 'data:', 'blob:', res],
       'font-src': ["'self'", 'data:', 'blob:', res],
@@ -118,7 +118,7 @@ describe('buildViewCsp', () => {
     const dev = buildViewCsp(declared, DEVELOPMENT);
     expect(dev.rejected).toEqual([]);
     expect(directives(dev.header)['connect-src']).toEqual(['http://localhost:3000', 'ws://127.0.0.1:8080']);
-    expect(directives(dev.header)['script-src']).toEqual(["'self'", "'unsafe-inline'", 'http://localhost:5173']);
+    expect(directives(dev.header)['script-src']).toEqual(["'self'", "'unsafe-inline'", 'data:', 'http://localhost:5173']);
     const prod = buildViewCsp(declared, PRODUCTION);
     expect(prod.rejected.map((r) => r.reason)).toEqual(['SCHEME_NOT_ALLOWED', 'SCHEME_NOT_ALLOWED', 'SCHEME_NOT_ALLOWED']);
     expect(directives(prod.header)).toEqual(SPEC_DEFAULT_DIRECTIVES);
@@ -312,7 +312,7 @@ describe('buildViewCsp against injection', () => {
         const connect = new Set(normalized('connectDomains'));
         for (const source of parsed['connect-src']) expect(source === "'none'" || connect.has(source)).toBe(true);
         const resources = new Set(normalized('resourceDomains'));
-        for (const source of parsed['script-src'].slice(2)) expect(resources.has(source)).toBe(true);
+        for (const source of parsed['script-src'].slice(3)) expect(resources.has(source)).toBe(true);
       }),
       { numRuns: 300 },
     );

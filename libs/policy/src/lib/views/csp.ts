@@ -14,7 +14,7 @@ const MAX_ENTRY = 300;
 /**
  * The View document's Content-Security-Policy header. The base is the MCP Apps default for a resource that declares
  * nothing (`default-src 'none'`, inline script and style, `data:` images and media, no connections), plus the scheme
- * sources bundled Apps need (`blob:`/`data:` for workers, images, fonts, media), `object-src 'none'` (draft spec) and
+ * sources bundled Apps need (`data:` for scripts, `blob:`/`data:` for workers, images, fonts, media), `object-src 'none'` (draft spec) and
  * `form-action 'none'` (a form post is a connection to an undeclared domain). Declared origins are only ever added to
  * the directive of their field: nothing a server declares can add a keyword, a wildcard origin or a directive.
  * `frame-ancestors` is not here: it names the host page's origin, so the gateway sets it where it serves the sandbox.
@@ -28,7 +28,8 @@ export function buildViewCsp(declared: unknown, options: { development: boolean 
   const resources = accepted.resourceDomains;
   const directives: [string, string[]][] = [
     ['default-src', ["'none'"]],
-    ['script-src', ["'self'", "'unsafe-inline'", ...resources]],
+    // `data:` scripts (a bundled library's worker or module, e.g. pdf.js's) add nothing 'unsafe-inline' does not allow.
+    ['script-src', ["'self'", "'unsafe-inline'", 'data:', ...resources]],
     ['style-src', ["'self'", "'unsafe-inline'", ...resources]],
     ['img-src', ["'self'", 'data:', 'blob:', ...resources]],
     ['font-src', ["'self'", 'data:', 'blob:', ...resources]],
