@@ -1,4 +1,4 @@
-import type { Page, Response } from 'playwright-core';
+import type { Dialog, Page, Response } from 'playwright-core';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -108,7 +108,7 @@ describe('reference host page in Chromium', () => {
   }
 
   it('npm start registered the demo: its toolsets are bound to the example profile (their widgets render as Views)', async () => {
-    for (const toolsetId of ['vanilla', 'careful', 'monitor', 'pdf']) {
+    for (const toolsetId of ['vanilla', 'careful', 'monitor', 'pdf', 'budget']) {
       const res = await fetch(`${plane.base}/v1/toolsets/${toolsetId}`, { headers: { Authorization: `Bearer ${plane.token}` } });
       expect(await res.json()).toMatchObject({ toolsetId, profileId: 'demo', state: 'PROFILE_BOUND' });
     }
@@ -123,7 +123,7 @@ describe('reference host page in Chromium', () => {
     expect(await page.evaluate('document.cookie')).toBe('');
     expect((await browser.context.cookies()).length).toBe(0);
     expect(await page.locator('#apps option').evaluateAll((options) => options.map((o) => o.getAttribute('value')))).toEqual(
-      expect.arrayContaining(['demo', 'monitor', 'pdf', 'probe']),
+      expect.arrayContaining(['demo', 'monitor', 'pdf', 'budget', 'probe']),
     );
   });
 
@@ -268,6 +268,45 @@ describe('reference host page in Chromium', () => {
       ),
     ).resolves.toBe('audited');
     await page.screenshot({ path: screenshotPath('pdf'), fullPage: true });
+  });
+
+  it("the budget allocator's View renders its data: the categories of get-budget-data, one slider row each", async () => {
+    const widget = await callAsModel('budget', 'get-budget-data');
+    await expectLive(widget);
+    const categories = ['Marketing', 'Engineering', 'Operations', 'Sales', 'R&D'];
+    const view = await viewFrameOf(page, async (frame) => (await frame.locator('.slider-row').count()) === categories.length, 60_000);
+    const text = await view.locator('#sliders-container').innerText();
+    for (const name of categories) expect(text).toContain(name);
+    expect(await view.locator('.slider-row[data-category-id="marketing"] .slider').count()).toBe(1);
+    expect(await view.locator('#budget-selector').innerText()).toContain('$');
+    await page.screenshot({ path: screenshotPath('budget-allocator'), fullPage: true });
+  });
+
+  it('shows the model-context block and the pending message a View sent (ui/message confirmed by the user) beside the widgets', async () => {
+    const dialogs: string[] = [];
+    const accept = (dialog: Dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.accept();
+    };
+    page.on('dialog', accept);
+    try {
+      await callAsModel('probe', 'probe', { converse: 'hello panels' });
+      const view = await viewFrameOf(page, async (frame) => (await frame.locator('#verdict').innerText()).includes('"conversation"'), 60_000);
+      const report = JSON.parse(await view.locator('#verdict').innerText()) as { notes: { conversation: unknown } };
+      expect(report.notes.conversation).toEqual({ context: {}, message: {} });
+      expect(dialogs.some((text) => text.includes('probe message: hello panels'))).toBe(true);
+      const context = page.locator('#model-context');
+      await expect(
+        eventually(async () => ((await context.innerText()).includes('probe context: hello panels') ? 'shown' : undefined), 30_000, 200),
+      ).resolves.toBe('shown');
+      const message = page.locator('#messages article.message', { hasText: 'probe message: hello panels' });
+      await message.waitFor({ timeout: 30_000 });
+      expect(await message.getAttribute('data-state')).toBe('ACCEPTED');
+      expect(await message.innerText()).toContain('ACCEPTED');
+      await page.screenshot({ path: screenshotPath('conversation'), fullPage: true });
+    } finally {
+      page.off('dialog', accept);
+    }
   });
 
   async function expectLive(widget: ReturnType<Page['locator']>): Promise<void> {

@@ -9,8 +9,14 @@ const EXAMPLES = path.join(__dirname, '..', '..', 'examples');
 /** The demo `npm start` registers: the example profile, its toolsets, and the apps whose catalogs they make. */
 const DEMO = {
   profiles: { demo: 'demo-profile.json' },
-  toolsets: { vanilla: 'vanilla-toolset.json', careful: 'careful-toolset.json', monitor: 'monitor-toolset.json', pdf: 'pdf-toolset.json' },
-  apps: { demo: ['vanilla', 'careful'], monitor: ['monitor'], pdf: ['pdf'] },
+  toolsets: {
+    vanilla: 'vanilla-toolset.json',
+    careful: 'careful-toolset.json',
+    monitor: 'monitor-toolset.json',
+    pdf: 'pdf-toolset.json',
+    budget: 'budget-toolset.json',
+  },
+  apps: { demo: ['vanilla', 'careful'], monitor: ['monitor'], pdf: ['pdf'], budget: ['budget'] },
 } as const;
 
 export interface DemoPlan {

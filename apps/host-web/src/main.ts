@@ -32,6 +32,16 @@ interface PublicEvent {
   functionResponses?: { id: string; name: string; response?: Record<string, unknown> }[];
   widgets?: Array<{ resourceUri: string; correlation?: { functionCallId: string }; tool?: string }>;
 }
+interface PendingMessage {
+  messageId: string;
+  state: string;
+  widgetId: string;
+  content: { type: string; text?: string }[];
+}
+interface ModelContext {
+  block: { content: { text: string }[] } | null;
+  evicted: string[];
+}
 interface BatchReply {
   eventId: number;
   confirmations: { confirmationId: string; functionCallId: string; tool: string }[];
@@ -73,6 +83,8 @@ class HostPage {
     $('delete-session').addEventListener('click', () => this.run(() => this.deleteSession()));
     $('refresh-events').addEventListener('click', () => this.run(() => this.guard(() => this.loadEvents())));
     $('show-audit').addEventListener('change', () => this.run(() => this.guard(() => this.loadEvents())));
+    // A View's ui/update-model-context or ui/message was accepted: the conversation panels catch up.
+    document.addEventListener('apphost:conversation', () => this.run(() => this.guard(() => this.loadConversation())));
     $('sign-out').addEventListener('click', () => {
       sessionStorage.removeItem(TOKEN_KEY);
       location.reload();
@@ -231,6 +243,32 @@ class HostPage {
     if (cards.length === 0) list.append(el('p', { textContent: 'No events yet: call a tool as the model.' }));
     // Views of widgets no longer listed (a deleted session) close.
     for (const [key, widget] of this.widgets) if (!seen.has(key)) void widget.teardown('its event is gone').then(() => this.widgets.delete(key));
+    await this.loadConversation();
+  }
+
+  /** Beside the widgets: the model-context block the model sees next turn, and the messages waiting for a turn. */
+  private async loadConversation(): Promise<void> {
+    if (!this.sessionId) return;
+    const session = `/v1/sessions/${encodeURIComponent(this.sessionId)}`;
+    const [context, ...lists] = await Promise.all([
+      this.api.get<ModelContext>(`${session}/model-context?${this.query()}`),
+      ...['ACCEPTED', 'CLAIMED'].map((state) => this.api.get<{ messages: PendingMessage[] }>(`${session}/messages?${this.query()}&state=${state}`)),
+    ]);
+    $('model-context').textContent = context.block?.content.map((c) => c.text).join('\n') ?? 'empty';
+    $('evicted').textContent = context.evicted.length ? `Evicted: ${context.evicted.join(', ')}` : '';
+    const messages = lists.flatMap((list) => list.messages);
+    $('messages').replaceChildren(
+      ...messages.map((m) => {
+        const text = m.content.map((c) => c.text ?? `[${c.type}]`).join(' ');
+        const card = el('article', { className: 'message' }, [
+          el('p', { className: 'meta', textContent: `${m.state} · ${m.widgetId}` }),
+          el('p', { textContent: text }),
+        ]);
+        card.dataset['state'] = m.state;
+        return card;
+      }),
+    );
+    if (messages.length === 0) $('messages').append(el('p', { textContent: 'none' }));
   }
 
   private eventCard(event: PublicEvent, seen: Set<string>): HTMLElement {
@@ -286,6 +324,9 @@ class HostPage {
     $('events').replaceChildren();
     $('tools').replaceChildren();
     $('confirmations').replaceChildren();
+    $('model-context').textContent = 'empty';
+    $('evicted').textContent = '';
+    $('messages').replaceChildren();
   }
 
   private async guard(action: () => Promise<void>): Promise<void> {

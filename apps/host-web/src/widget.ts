@@ -160,8 +160,14 @@ export class WidgetView {
     bridge.onlistresources = (params, extra) => this.relay('resources/list', params, extra) as never;
     bridge.onlistresourcetemplates = (params, extra) => this.relay('resources/templates/list', params, extra) as never;
     // The conversation hooks the profile advertises (`updateModelContext`, `message`) are governed RPC requests too.
-    bridge.onupdatemodelcontext = (params, extra) => this.relay('ui/update-model-context', params, extra) as never;
-    bridge.onmessage = (params, extra) => this.relay('ui/message', params, extra) as never;
+    bridge.onupdatemodelcontext = (params, extra) => this.conversation(this.relay('ui/update-model-context', params, extra)) as never;
+    // A user message under the profile's `confirm` policy (the default): the user is asked, and the relay says so.
+    bridge.onmessage = (params, extra) => {
+      const text = params.content.map((c) => (c.type === 'text' ? c.text : `[${c.type}]`)).join(' ');
+      if (!window.confirm(`The View of ${this.target.functionCallId} sends this message to the conversation:\n\n${text}`))
+        return Promise.reject(new ProtocolError(-32603, 'the user declined the message')) as never;
+      return this.conversation(this.relay('ui/message', params, extra, { 'X-AppHost-User-Attested': 'message' })) as never;
+    };
     bridge.onsizechange = (size) => {
       if (typeof size.height === 'number') frame.style.height = `${Math.min(MAX_HEIGHT, Math.max(MIN_HEIGHT, Math.ceil(size.height)))}px`;
       this.notify('ui/notifications/size-changed', size);
@@ -206,7 +212,12 @@ export class WidgetView {
   }
 
   /** One View request to the governed RPC route; the JSON-RPC error (with AppHost's `data.code`) goes back to the View. */
-  private async relay(method: string, params: unknown, extra: { mcpReq: { id: string | number; signal: AbortSignal } }): Promise<unknown> {
+  private async relay(
+    method: string,
+    params: unknown,
+    extra: { mcpReq: { id: string | number; signal: AbortSignal } },
+    headers: Record<string, string> = {},
+  ): Promise<unknown> {
     const view = this.liveView();
     const id = extra.mcpReq.id ?? `host-${++rpcCounter}`;
     const onAbort = () => this.notify('notifications/cancelled', { requestId: id, reason: 'cancelled by the View' });
@@ -215,7 +226,7 @@ export class WidgetView {
       const reply = await this.api.post<{ result?: unknown; error?: { code: number; message: string; data?: unknown } }>(
         `/v1/views/${view.viewId}/rpc`,
         { jsonrpc: '2.0', id, method, params },
-        { 'X-AppHost-View-Grant': view.grant },
+        { 'X-AppHost-View-Grant': view.grant, ...headers },
       );
       if (reply.status === 204) throw new ProtocolError(-32800, 'request cancelled');
       if (reply.body.error) throw new ProtocolError(reply.body.error.code, reply.body.error.message, reply.body.error.data);
@@ -229,6 +240,13 @@ export class WidgetView {
     } finally {
       extra.mcpReq.signal.removeEventListener('abort', onAbort);
     }
+  }
+
+  /** Once a conversation request is answered, the page's conversation panels refresh. */
+  private async conversation(reply: Promise<unknown>): Promise<unknown> {
+    const result = await reply;
+    document.dispatchEvent(new CustomEvent('apphost:conversation'));
+    return result;
   }
 
   /** A View notification to the governed RPC route (202, no body); a failure is shown, never sent to the View. */
