@@ -7,6 +7,7 @@ import { fixtureSpec } from '../plane/catalog-harness';
 import { openView, resultOf, startRpcPlane } from '../plane/view-rpc-harness';
 import { viewProfile } from '../plane/views-harness';
 import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { sourcesOf, startStageTrace } from './stage-trace';
 
 /**
  * The View call benchmark (`npm run bench:view-call`): one View `tools/call` through the gateway
@@ -65,11 +66,14 @@ async function main(): Promise<void> {
     for (const inflight of [1, 16]) {
       const raw = await runLoad(directCall, TOTAL, inflight);
       const floor = await runLoad(floorCall, TOTAL, inflight);
+      const tracing = await startStageTrace(sourcesOf(bench.plane));
       const viewCall = await runLoad(viaGateway, TOTAL, inflight);
+      const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${floor.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
       );
       console.log(JSON.stringify(line(inflight, raw, floor, viewCall)));
+      console.log(JSON.stringify({ bench: 'view-call', inflight, stage_trace: stages }));
     }
   } finally {
     await direct.close().catch(() => undefined);

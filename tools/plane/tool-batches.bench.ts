@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { dropSchemasWithPrefix, fixtureServerCommand, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
 import { positiveIntEnv, round3, runBench, runLoad } from '../bench/harness';
+import { sourcesOf, startStageTrace } from '../bench/stage-trace';
 import { token } from './catalog-harness';
 import { bindNonceToolset, bootBatchPlane } from './tool-batches-harness';
 
@@ -46,7 +47,9 @@ async function main(): Promise<void> {
     await runLoad(directCall, WARMUP, 1);
     for (const inflight of [1, 16]) {
       const raw = await runLoad(directCall, TOTAL, inflight);
+      const tracing = await startStageTrace(sourcesOf(plane));
       const batch = await runLoad(viaGateway, TOTAL, inflight);
+      const stages = await tracing.trace(TOTAL);
       process.stderr.write(`inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, batch p50 ${batch.p50_ms.toFixed(2)} ms\n`);
       console.log(
         JSON.stringify({
@@ -64,6 +67,7 @@ async function main(): Promise<void> {
           throughput_ratio: round3(batch.ops_s / raw.ops_s),
         }),
       );
+      console.log(JSON.stringify({ bench: 'model-batch', inflight, stage_trace: stages }));
     }
   } finally {
     await direct.close().catch(() => undefined);
