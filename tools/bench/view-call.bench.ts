@@ -1,21 +1,24 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { ConnCallTool, RegistryAcquireGeneration } from '@apphost/contracts';
+import { ConnCallTool, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { fixtureServerCommand } from '@apphost/testing';
-import { fixtureSpec } from '../plane/catalog-harness';
-import { openView, resultOf, startRpcPlane } from '../plane/view-rpc-harness';
-import { viewProfile } from '../plane/views-harness';
+import { fixtureSpec, token } from '../plane/catalog-harness';
+import { openView, resultOf, viewRpc } from '../plane/view-rpc-harness';
+import { VIEW_ORIGIN, viewHttp, viewProfile } from '../plane/views-harness';
+import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
+import { startCommitFloor } from './commit-floor';
 import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
-import { sourcesOf, startStageTrace } from './stage-trace';
+import { startStageTrace } from './stage-trace';
 
 /**
  * The View call benchmark (`npm run bench:view-call`): one View `tools/call` through the gateway
  * (`POST /v1/views/{viewId}/rpc`: caller, View and grant, message admission, rate and queue slot, live id, the
  * post-queue barrier, the call on the View's bound generation through the registry owner, result validation, the
  * app audit event) against a direct v2 SDK `callTool` on another process of the same stdio fixture, at 1 and 16 in
- * flight. The floor the design imposes is measured too: the one call on the bound generation over the bus
- * (`binding-registry.call-tool.v1` via the owner's per-instance subject), which no View call can skip. The tool is
+ * flight, on the plane as `npm start` runs it and as `npm run start:services` runs it (`BENCH_MODE`). Two references:
+ * the floor (the one durable commit a View call requires, its audit event, raw) and the owner call (the call on the
+ * View's bound generation over the bus, `binding-registry.call-tool.v1`, which no View call can skip). The tool is
  * the stateful-nonce fixture's app-only `echo`. Targets (the performance issue owns them): ≤ 3 ms added p50,
  * ≥ 0.4× direct throughput at 16 in flight. JSON lines on stdout; progress on stderr.
  *
@@ -25,84 +28,95 @@ const TOTAL = positiveIntEnv('BENCH_TOTAL', 400);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 const TARGET_ADDED_P50_MS = 3;
 const TARGET_RATIO_16 = 0.4;
+/** About the size of one app audit event. */
+const FLOOR = [{ name: 'audit', bytes: 768 }];
 
-async function main(): Promise<void> {
-  const bench = await startRpcPlane({
-    apps: { bench: ['bench'] },
-    // The default profile allows 600 calls a View a minute: a benchmark makes more.
-    profiles: { p1: { ...viewProfile(), rpc: { perViewPerMinute: 100_000, perSessionPerMinute: 1_000_000, queueDepth: 64 } } },
-    toolsets: { bench: fixtureSpec('stateful-nonce', 'p1') },
+async function runMode(mode: BenchMode): Promise<void> {
+  const plane = await startBenchPlane(mode, {
+    CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'bench' }] }),
+    AUTH_ORIGIN_ALLOWLIST: VIEW_ORIGIN,
   });
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
+  const floor = await startCommitFloor(FLOOR);
   try {
-    const bearer = await bench.bearer('bench');
-    const view = await openView(bench.http, bearer, { appName: 'bench', sessionId: 'bench-call', tool: 'start-session' });
+    // The default profile allows 600 calls a View a minute: a benchmark makes more.
+    const rpcLimits = { perViewPerMinute: 100_000, perSessionPerMinute: 1_000_000, queueDepth: 64 };
+    await plane.client.request(RegistryPutProfile, { profileId: 'p1', profile: { ...viewProfile(), rpc: rpcLimits } });
+    const put = await plane.client.request(RegistryPutToolset, { toolsetId: 'bench', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 60_000 });
+    if (put.status.state !== 'PROFILE_BOUND') throw new Error(`toolset bench is ${put.status.state}, not PROFILE_BOUND`);
+    const bearer = await token('bench', 'runtime view');
+    const view = await openView(viewHttp(plane), bearer, { appName: 'bench', sessionId: 'bench-call', tool: 'start-session' });
+    const rpc = viewRpc(plane);
     const args = { text: 'hello from the View', count: 3 };
-    const viaGateway = async () => resultOf(await bench.rpc.call(view, 'echo', args));
+    const viaGateway = async () => resultOf(await rpc.call(view, 'echo', args));
 
     const command = fixtureServerCommand('stateful-nonce');
     await direct.connect(new StdioClientTransport({ ...command, env: getDefaultEnvironment(), stderr: 'ignore' }));
     const directCall = () => direct.callTool({ name: 'echo', arguments: args });
 
-    // The floor: the call on the View's own generation (app-safe, this session), as governed-operations makes it.
-    const handle = await bench.plane.registry.client.request(
+    // The owner call: on the View's own generation (app-safe, this session), as governed-operations makes it.
+    const handle = await plane.client.request(
       RegistryAcquireGeneration,
       {
         toolsetId: 'bench',
         connectionClass: 'app-safe',
         principal: { tenant: 'acme', subject: 'bench', scopes: ['runtime', 'view'] },
         session: { key: { tenant: 'acme', appName: 'bench', userId: 'bench', sessionId: 'bench-call' }, incarnation: view.incarnation },
-        holder: { kind: 'view', id: 'bench-floor' },
+        holder: { kind: 'view', id: 'bench-owner-call' },
       },
       { timeoutMs: 30_000 },
     );
-    let floorId = 0;
-    const floorCall = () =>
-      requestOnGeneration(bench.plane.registry.client, ConnCallTool, handle, { callId: `floor-${++floorId}`, name: 'echo', arguments: args });
+    let ownerId = 0;
+    const ownerCall = () => requestOnGeneration(plane.client, ConnCallTool, handle, { callId: `owner-${++ownerId}`, name: 'echo', arguments: args });
 
     await runLoad(directCall, WARMUP, 1);
-    await runLoad(floorCall, WARMUP, 1);
+    await runLoad(ownerCall, WARMUP, 1);
+    await runLoad(floor.op, WARMUP, 1);
     await runLoad(viaGateway, WARMUP, 1);
     for (const inflight of [1, 16]) {
       const raw = await runLoad(directCall, TOTAL, inflight);
-      const floor = await runLoad(floorCall, TOTAL, inflight);
-      const tracing = await startStageTrace(sourcesOf(bench.plane));
+      const owner = await runLoad(ownerCall, TOTAL, inflight);
+      const commits = await runLoad(floor.op, TOTAL, inflight);
+      const tracing = await startStageTrace(plane.sources);
       const viewCall = await runLoad(viaGateway, TOTAL, inflight);
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
-        `inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${floor.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
+        `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
       );
-      console.log(JSON.stringify(line(inflight, raw, floor, viewCall)));
-      console.log(JSON.stringify({ bench: 'view-call', inflight, stage_trace: stages }));
+      console.log(JSON.stringify(line(mode, inflight, { raw, owner, commits, view: viewCall })));
+      console.log(JSON.stringify({ bench: 'view-call', mode, inflight, stage_trace: stages }));
     }
   } finally {
     await direct.close().catch(() => undefined);
-    await bench.stop().catch(() => undefined);
+    await floor.stop().catch(() => undefined);
+    await plane.stop().catch(() => undefined);
   }
 }
 
-function line(inflight: number, raw: Measurement, floor: Measurement, view: Measurement): Record<string, unknown> {
-  const added = view.p50_ms - raw.p50_ms;
-  const ratio = view.ops_s / raw.ops_s;
+function line(mode: BenchMode, inflight: number, m: Record<'raw' | 'owner' | 'commits' | 'view', Measurement>): Record<string, unknown> {
+  const added = m.view.p50_ms - m.raw.p50_ms;
+  const ratio = m.view.ops_s / m.raw.ops_s;
   return {
     bench: 'view-call',
+    mode,
     tool: 'echo',
     inflight,
-    total: view.total,
-    direct_p50_ms: round3(raw.p50_ms),
-    direct_p95_ms: round3(raw.p95_ms),
-    floor_p50_ms: round3(floor.p50_ms),
-    floor_p95_ms: round3(floor.p95_ms),
-    view_p50_ms: round3(view.p50_ms),
-    view_p95_ms: round3(view.p95_ms),
+    total: m.view.total,
+    direct_p50_ms: round3(m.raw.p50_ms),
+    direct_p95_ms: round3(m.raw.p95_ms),
+    view_p50_ms: round3(m.view.p50_ms),
+    view_p95_ms: round3(m.view.p95_ms),
     added_p50_ms: round3(added),
-    above_floor_p50_ms: round3(view.p50_ms - floor.p50_ms),
-    direct_ops_s: round3(raw.ops_s),
-    floor_ops_s: round3(floor.ops_s),
-    view_ops_s: round3(view.ops_s),
+    direct_ops_s: round3(m.raw.ops_s),
+    view_ops_s: round3(m.view.ops_s),
     throughput_ratio: round3(ratio),
-    floor_ratio: round3(floor.ops_s / raw.ops_s),
-    view_vs_floor_ratio: round3(view.ops_s / floor.ops_s),
+    floor_commits: FLOOR.map((c) => c.name),
+    floor_p50_ms: round3(m.commits.p50_ms),
+    floor_ops_s: round3(m.commits.ops_s),
+    added_over_floor: round3(added / m.commits.p50_ms),
+    owner_call_p50_ms: round3(m.owner.p50_ms),
+    owner_call_ops_s: round3(m.owner.ops_s),
+    above_owner_call_p50_ms: round3(m.view.p50_ms - m.owner.p50_ms),
     target_added_p50_ms: TARGET_ADDED_P50_MS,
     ...(inflight === 16
       ? { target_ratio: TARGET_RATIO_16, meets_target: added <= TARGET_ADDED_P50_MS && ratio >= TARGET_RATIO_16 }
@@ -110,4 +124,6 @@ function line(inflight: number, raw: Measurement, floor: Measurement, view: Meas
   };
 }
 
-runBench('bench:view-call', main);
+runBench('bench:view-call', async () => {
+  for (const mode of benchModes()) await runMode(mode);
+});

@@ -15,6 +15,10 @@ export interface RunningPlane {
   hostUrl: string;
   /** Whether the example profile and toolsets were registered (development, unless APPHOST_DEMO=false). */
   demo: boolean;
+  /** The bus every service of the plane is on (in-process unless NATS_URL is set): tools and benches talk to it. */
+  transport: BusTransport;
+  /** The running services, in start order. */
+  services: readonly RunningService[];
   /** Services in reverse start order (gateway first), the embedded database last. */
   stop(): Promise<void>;
 }
@@ -85,7 +89,7 @@ export async function startPlane(config: PlaneConfig, env: Record<string, string
     }
     // After the gateway: binding a toolset to the demo profile probes the profile's providers, the gateway among them.
     if (demo) await registerDemo(demo, transport);
-    return { url, hostUrl: `${url}/host/`, tokenFile: serviceEnv.AUTH_DEV_TOKEN_FILE, demo: demo !== undefined, stop };
+    return { url, hostUrl: `${url}/host/`, tokenFile: serviceEnv.AUTH_DEV_TOKEN_FILE, demo: demo !== undefined, transport, services: [...running], stop };
   } catch (error) {
     await stop();
     throw error;

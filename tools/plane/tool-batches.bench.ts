@@ -1,40 +1,53 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { dropSchemasWithPrefix, fixtureServerCommand, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
+import { fixtureServerCommand } from '@apphost/testing';
+import { benchModes, startBenchPlane, type BenchMode } from '../bench/bench-plane';
+import { startCommitFloor } from '../bench/commit-floor';
 import { positiveIntEnv, round3, runBench, runLoad } from '../bench/harness';
-import { sourcesOf, startStageTrace } from '../bench/stage-trace';
-import { token } from './catalog-harness';
-import { bindNonceToolset, bootBatchPlane } from './tool-batches-harness';
+import { startStageTrace } from '../bench/stage-trace';
+import { fixtureSpec, profile, token } from './catalog-harness';
 
 /**
- * The model-batch benchmark (`npm run bench:model-batch`): a one-call UI batch
- * (`start-session` of the stateful-nonce fixture) through the gateway — admission, re-list, call, seal, append,
- * commit — against a direct v2 SDK `callTool` on another process of the same stdio server, in the same run, at 1
- * and 16 in flight. JSON lines on stdout (p50/p99, added latency, throughput ratio); progress on stderr.
+ * The model-batch benchmark (`npm run bench:model-batch`): a one-call UI batch (`start-session` of the
+ * stateful-nonce fixture) through the gateway — admission, re-list, call, seal, append, commit — against a direct v2
+ * SDK `callTool` on another process of the same stdio server, in the same run, at 1 and 16 in flight, on the plane
+ * as `npm start` runs it and as `npm run start:services` runs it (`BENCH_MODE`). The floor: the two durable commits
+ * a UI batch requires (the seal, the append), raw. JSON lines on stdout (p50/p99, added latency, throughput ratio,
+ * the floor, the stage trace); progress on stderr.
  *
  * Run: node -r ./tools/register.cjs tools/plane/tool-batches.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
+const TARGET_ADDED_P50_MS = 5;
+const TARGET_RATIO_16 = 0.25;
+/** About the size of one sealed start-session result and of its event. */
+const FLOOR = [
+  { name: 'seal', bytes: 512 },
+  { name: 'append', bytes: 512 },
+];
 
-async function main(): Promise<void> {
-  const nats = await startPrivateNats();
-  const prefix = uniquePrefix();
-  const providers = await startFakeProviders(nats.url, ['export-audit']);
+async function runMode(mode: BenchMode): Promise<void> {
+  const plane = await startBenchPlane(mode, { CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'nonce' }] }) });
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
-  let plane: Awaited<ReturnType<typeof bootBatchPlane>> | undefined;
+  const floor = await startCommitFloor(FLOOR);
   try {
-    plane = await bootBatchPlane(nats.url, prefix, { CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'nonce' }] }) });
-    await bindNonceToolset(plane.registry);
+    await plane.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
+    const put = await plane.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
+    if (put.status.state !== 'PROFILE_BOUND') throw new Error(`toolset nonce is ${put.status.state}, not PROFILE_BOUND`);
     const fixture = fixtureServerCommand('stateful-nonce');
     await direct.connect(new StdioClientTransport({ ...fixture, env: getDefaultEnvironment(), stderr: 'ignore' }));
     const auth = { authorization: `Bearer ${await token('bench')}`, 'content-type': 'application/json' };
-    const base = plane.base;
-    const created = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ appName: 'bench', sessionId: 'bench-1' }) });
-    if (created.status !== 201) throw new Error(`session create: ${created.status}`);
+    const created = await fetch(`${plane.base}/v1/sessions`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ appName: 'bench', sessionId: 'bench-1' }),
+    });
+    if (created.status !== 201) throw new Error(`session create: ${created.status} ${await created.text()}`);
     let n = 0;
     const viaGateway = async () => {
-      const res = await fetch(`${base}/v1/sessions/bench-1/tool-batches`, {
+      const res = await fetch(`${plane.base}/v1/sessions/bench-1/tool-batches`, {
         method: 'POST',
         headers: auth,
         body: JSON.stringify({ appName: 'bench', invocationId: `inv-${n++}`, calls: [{ tool: 'start-session', arguments: {} }] }),
@@ -45,37 +58,52 @@ async function main(): Promise<void> {
     const directCall = () => direct.callTool({ name: 'start-session', arguments: {} });
     await runLoad(viaGateway, WARMUP, 1);
     await runLoad(directCall, WARMUP, 1);
+    await runLoad(floor.op, WARMUP, 1);
     for (const inflight of [1, 16]) {
       const raw = await runLoad(directCall, TOTAL, inflight);
-      const tracing = await startStageTrace(sourcesOf(plane));
+      const commits = await runLoad(floor.op, TOTAL, inflight);
+      const tracing = await startStageTrace(plane.sources);
       const batch = await runLoad(viaGateway, TOTAL, inflight);
       const stages = await tracing.trace(TOTAL);
-      process.stderr.write(`inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, batch p50 ${batch.p50_ms.toFixed(2)} ms\n`);
+      process.stderr.write(
+        `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, batch p50 ${batch.p50_ms.toFixed(2)} ms\n`,
+      );
+      const added = batch.p50_ms - raw.p50_ms;
+      const ratio = batch.ops_s / raw.ops_s;
       console.log(
         JSON.stringify({
           bench: 'model-batch',
+          mode,
           inflight,
           total: TOTAL,
           direct_p50_ms: round3(raw.p50_ms),
           direct_p99_ms: round3(raw.p99_ms),
           batch_p50_ms: round3(batch.p50_ms),
           batch_p99_ms: round3(batch.p99_ms),
-          added_p50_ms: round3(batch.p50_ms - raw.p50_ms),
+          added_p50_ms: round3(added),
           added_p99_ms: round3(batch.p99_ms - raw.p99_ms),
           direct_ops_s: round3(raw.ops_s),
           batch_ops_s: round3(batch.ops_s),
-          throughput_ratio: round3(batch.ops_s / raw.ops_s),
+          throughput_ratio: round3(ratio),
+          floor_commits: FLOOR.map((c) => c.name),
+          floor_p50_ms: round3(commits.p50_ms),
+          floor_ops_s: round3(commits.ops_s),
+          added_over_floor: round3(added / commits.p50_ms),
+          target_added_p50_ms: TARGET_ADDED_P50_MS,
+          ...(inflight === 16
+            ? { target_ratio: TARGET_RATIO_16, meets_target: added <= TARGET_ADDED_P50_MS && ratio >= TARGET_RATIO_16 }
+            : { meets_target: added <= TARGET_ADDED_P50_MS }),
         }),
       );
-      console.log(JSON.stringify({ bench: 'model-batch', inflight, stage_trace: stages }));
+      console.log(JSON.stringify({ bench: 'model-batch', mode, inflight, stage_trace: stages }));
     }
   } finally {
     await direct.close().catch(() => undefined);
-    await plane?.stop().catch(() => undefined);
-    await providers.stop().catch(() => undefined);
-    await nats.stop();
-    await dropSchemasWithPrefix(prefix);
+    await floor.stop().catch(() => undefined);
+    await plane.stop().catch(() => undefined);
   }
 }
 
-runBench('bench:model-batch', main);
+runBench('bench:model-batch', async () => {
+  for (const mode of benchModes()) await runMode(mode);
+});

@@ -132,7 +132,7 @@ export interface RpcOptions {
 }
 
 /** JSON-RPC over `POST /v1/views/{viewId}/rpc`, as the host page relays a View's messages. */
-export function viewRpc(plane: ViewPlane) {
+export function viewRpc(plane: Pick<ViewPlane, 'base'>) {
   const http = viewHttp(plane);
   let next = 0;
   const send = (view: LiveView, message: unknown, options: RpcOptions = {}): Promise<HttpReply> =>
