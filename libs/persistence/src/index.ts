@@ -5,3 +5,4 @@ export { STORE_IDENTITY_MIGRATION } from './lib/store-identity.migration';
 export { advisoryLockKey } from './lib/advisory-lock';
 export { redactUrl, redactText } from '@apphost/redact';
 export { startEmbeddedPostgres, embeddedPasswordFile, EMBEDDED_DATABASE, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './lib/embedded-postgres';
+export { ChannelListener } from './lib/channel-listener';

@@ -1,5 +1,6 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { AppHostError, RegistryReasons } from '@apphost/contracts';
+import type { ChannelListener } from '@apphost/persistence';
 import type { Logger } from '@apphost/runtime';
 import type { KeyRow, KeysRepository } from '../store/keys.repository';
 import { unwrapKey, wrapKey } from './key-wrap';
@@ -23,18 +24,33 @@ export interface KeyRingStatus {
 /**
  * The host key ring: HMAC keys for `bindingRevision` and security-domain keys, persisted in the registry's
  * schema (wrapped under REGISTRY_HOST_KEY when configured) so every replica agrees. Signing always uses the
- * ring's current ACTIVE key (re-read from the store); verification accepts ACTIVE and in-window VERIFYING keys
- * only. A retired or unknown key fails closed. Material never leaves this class.
+ * ring's current ACTIVE key; verification accepts ACTIVE and in-window VERIFYING keys only. A retired or unknown
+ * key fails closed. Material never leaves this class.
+ *
+ * `derive` reuses the loaded ring while it cannot be stale: a rotation on any replica notifies `KEY_RING_CHANNEL` in its
+ * transaction (delivered at commit) and every replica's listener invalidates its copy; while the listener is not
+ * listening (not yet connected, dropped, none given) every use reloads; and the first use after a VERIFYING key's
+ * window ends reloads too, which retires it in the store and erases its material there.
  */
 export class KeyRing {
   private keys = new Map<string, LoadedKey>();
+  /** Bumped by every notification and every listener gap; the loaded ring is fresh only if none came since. */
+  private invalidations = 0;
+  private loadedAt = -1;
+  private reloadBy = 0;
 
   constructor(
     private readonly repository: KeysRepository,
     private readonly hostKey: Buffer | undefined,
     private readonly verifyWindowMs: number,
     private readonly logger: Logger,
+    private readonly listener?: Pick<ChannelListener, 'listening'>,
   ) {}
+
+  /** The store's ring may have changed (a rotation notified, or notifications may have been missed). */
+  invalidate(): void {
+    this.invalidations++;
+  }
 
   /** Loads the ring, creating the first key if it is empty; a key that cannot be unwrapped stops startup. */
   async init(): Promise<void> {
@@ -50,10 +66,21 @@ export class KeyRing {
   }
 
   async reload(): Promise<void> {
+    const seen = this.invalidations;
+    const listening = this.listener?.listening === true;
     await this.repository.retireExpired();
     const next = new Map<string, LoadedKey>();
     for (const row of await this.repository.all()) next.set(row.keyId, this.load(row));
     this.keys = next;
+    this.loadedAt = listening ? seen : -1;
+    const windows = [...next.values()].filter((k) => k.state === 'VERIFYING' && k.verifyUntil !== null).map((k) => k.verifyUntil as number);
+    this.reloadBy = Math.min(Number.POSITIVE_INFINITY, ...windows);
+  }
+
+  /** The ring as the store holds it now: the loaded one while nothing can have changed it, else reloaded. */
+  private async current(): Promise<void> {
+    const fresh = this.loadedAt === this.invalidations && this.listener?.listening === true && Date.now() < this.reloadBy;
+    if (!fresh) await this.reload();
   }
 
   async rotate(): Promise<KeyRingStatus> {
@@ -79,6 +106,8 @@ export class KeyRing {
 
   /** `v1.<keyId>.<hex HMAC-SHA256>` over a purpose-tagged digest, with the current active key. */
   async sign(purpose: string, digest: string): Promise<string> {
+    // Binding revisions are signed rarely (bind, rebind) and must use the key that is ACTIVE now, even in the moment
+    // before another replica's rotation notice arrives: always re-read.
     await this.reload();
     const key = this.active();
     return `${DIGEST_VERSION}.${key.keyId}.${mac(key.material, purpose, digest)}`;
@@ -103,9 +132,13 @@ export class KeyRing {
     return { valid: expected.length === given.length && timingSafeEqual(expected, given), keyId, active: key.state === 'ACTIVE' };
   }
 
-  /** An opaque, host-keyed value (security-domain keys): never reversible to its input. */
+  /**
+   * An opaque, host-keyed value (security-domain keys): never reversible to its input. Derived on every acquire, so
+   * from the loaded ring: in the moment before a rotation notice arrives it may still use the key just demoted,
+   * which only keeps a principal on its pre-rotation domain (its own) a little longer.
+   */
   async derive(purpose: string, input: string): Promise<string> {
-    await this.reload();
+    await this.current();
     return mac(this.active().material, purpose, input);
   }
 

@@ -8,9 +8,15 @@ export interface KeyRow {
   verifyUntil: Date | null;
 }
 
+/** Every replica's key ring listens here; the payload is the registry schema whose ring changed. */
+export const KEY_RING_CHANNEL = 'apphost_key_ring';
+
 /** The key ring's rows. Material is stored wrapped under the host key when one is configured. */
 export class KeysRepository {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly schema: string,
+  ) {}
 
   async all(): Promise<KeyRow[]> {
     const { rows } = await this.db.query(`SELECT key_id, state, material, wrapped, verify_until FROM key_ring ORDER BY created_at, key_id`);
@@ -38,6 +44,8 @@ export class KeysRepository {
       );
       if (demoted.rowCount !== 1) return false; // nothing written, nothing to commit
       await tx.query(`INSERT INTO key_ring (key_id, state, material, wrapped) VALUES ($1, 'ACTIVE', $2, $3)`, [keyId, material, wrapped]);
+      // Delivered at commit: every replica drops its loaded ring before it can sign with the demoted key again.
+      await tx.query('SELECT pg_notify($1, $2)', [KEY_RING_CHANNEL, this.schema]);
       return true;
     });
     if (rotated) await this.retireExpired();

@@ -15,6 +15,6 @@ export class RegistryStoreAccess {
     this.profiles = new ProfilesRepository(store.database);
     this.toolsets = new ToolsetsRepository(store.database);
     this.generations = new GenerationsRepository(store.database);
-    this.keys = new KeysRepository(store.database);
+    this.keys = new KeysRepository(store.database, store.database.schema);
   }
 }

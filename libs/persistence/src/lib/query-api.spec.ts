@@ -159,6 +159,21 @@ describe('the query API on a real PostgreSQL', () => {
 });
 
 describe('bounded statements (readiness) and the boundary mapping', () => {
+  it('readiness probes do not pile error listeners on a pooled connection', async () => {
+    const pool = new QueryPool({ connectionString: TEST_DATABASE_URL, max: 1 }, 'probe-listeners');
+    try {
+      for (let i = 0; i < 25; i++) await pool.queryWithin('SELECT 1', 2_000);
+      const client = await pool.pool.connect();
+      try {
+        expect(client.listenerCount('error')).toBeLessThanOrEqual(2);
+      } finally {
+        client.release();
+      }
+    } finally {
+      await pool.end();
+    }
+  });
+
   it('queryWithin answers from a live server, and fails UNAVAILABLE within its bound on a server that never answers', async () => {
     await expect(db.ping()).resolves.toBe(true);
     // A server that accepts and then says nothing (a hung PostgreSQL); kept local, as this library cannot use the test kit.

@@ -15,6 +15,9 @@ export interface Queryable {
 }
 
 /** The query API of a service's store: single autocommit statements and explicit transactions. */
+/** Pooled clients that already carry the probe's lifetime `error` listener. */
+const guarded = new WeakSet<PoolClient>();
+
 export interface Database extends Queryable {
   /**
    * BEGIN, `work`, COMMIT on one pooled connection; anything `work` throws rolls the transaction back and is
@@ -158,8 +161,12 @@ export class QueryPool implements Database {
       this.checkout().then(
         (checkedOut) => {
           client = checkedOut;
-          // Stays for the client's lifetime: a client released broken may still emit while its socket closes.
-          checkedOut.on('error', () => undefined);
+          // Stays for the client's lifetime (a client released broken may still emit while its socket closes), so
+          // once per client: a probe per readiness check would otherwise pile listeners on pooled clients.
+          if (!guarded.has(checkedOut)) {
+            guarded.add(checkedOut);
+            checkedOut.on('error', () => undefined);
+          }
           if (settled) return releaseOnce(); // arrived after the deadline, healthy: back to the pool
           checkedOut.query<T>(prepared(sql, undefined)).then(
             (r) => {
