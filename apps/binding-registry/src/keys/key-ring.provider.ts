@@ -30,14 +30,14 @@ export const keyRingProvider: Provider = {
   inject: [RegistryStoreAccess, REGISTRY_CONFIG, SERVICE_CONTEXT],
   useFactory: async (store: RegistryStoreAccess, config: RegistryConfig, context: ServiceContext) => {
     const database = store.store.database;
-    let ring: KeyRing | undefined;
+    // The callbacks run only once the channel has started, after `ring` exists.
     const channel = new ChannelListener(
       database,
       KEY_RING_CHANNEL,
-      (schema) => schema === database.schema && ring?.invalidate(),
-      () => ring?.invalidate(),
+      (schema) => schema === database.schema && ring.invalidate(),
+      () => ring.invalidate(),
     );
-    ring = new ListeningKeyRing([store.keys, config.hostKey, config.keyVerifyWindowMs, context.logger, channel], channel);
+    const ring = new ListeningKeyRing([store.keys, config.hostKey, config.keyVerifyWindowMs, context.logger, channel], channel);
     await channel.start();
     try {
       await ring.init();
