@@ -6,6 +6,7 @@ import { descriptors, dropSchemasWithPrefix, startPrivateNats, TEST_DATABASE_URL
 import { fixtureSpec, profile, token } from '../plane/catalog-harness';
 import { bootExportPlane, type ExportPlane } from '../plane/exports-harness';
 import { medianRound, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { sourcesOf, startStageTrace, type Stage } from './stage-trace';
 
 /**
  * The export benchmark (`npm run bench:export`): `POST /v1/exports` through the gateway (authorize, permit, ledger
@@ -13,7 +14,9 @@ import { medianRound, positiveIntEnv, round3, runBench, runLoad, type Measuremen
  * run: a sealed-record resolve over the bus plus the same two committed audit writes by hand (INSERT authorized,
  * UPDATE released) in export-audit's own table. 1 and 16 in flight, BENCH_ROUNDS rounds of raw then export (each pair
  * shares the machine's load of its moment; the ratio is the median of the paired ratios); JSON lines on stdout,
- * progress on stderr. Target: export ≥ 0.5× raw throughput at 16 in flight.
+ * progress on stderr. Target: export ≥ 0.5× raw throughput at 16 in flight. A `stage_trace` line per level gives, per bus
+ * subject and service, how many requests an export makes and their mean time (over the export rounds only: the raw
+ * rounds' resolves are not counted).
  *
  * Run: node -r ./tools/register.cjs tools/bench/export.bench.ts
  */
@@ -35,6 +38,22 @@ async function measured(call: () => Promise<unknown>, total: number, inflight: n
   const m = await runLoad(call, total, inflight);
   const cpu = process.cpuUsage(cpu0);
   return { ...m, nodeCpuMsPerOp: (cpu.user + cpu.system) / 1000 / total, eventLoopUtil: performance.eventLoopUtilization(elu0).utilization };
+}
+
+/** The stage traces of several rounds as one: requests per operation over all of them, mean time weighted by count. */
+function mergeStages(rounds: Stage[][]): Stage[] {
+  const merged = new Map<string, Stage & { n: number }>();
+  for (const stages of rounds) {
+    for (const s of stages) {
+      const key = `${s.service}\u0000${s.side}\u0000${s.subject}`;
+      const m = merged.get(key) ?? { ...s, per_op: 0, mean_ms: 0, n: 0 };
+      m.mean_ms = (m.mean_ms * m.n + s.mean_ms * s.per_op) / (m.n + s.per_op || 1);
+      m.n += s.per_op;
+      m.per_op += s.per_op / rounds.length;
+      merged.set(key, m);
+    }
+  }
+  return [...merged.values()].map(({ n: _n, ...s }) => ({ ...s, per_op: Math.round(s.per_op * 100) / 100, mean_ms: Math.round(s.mean_ms * 100) / 100 }));
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
@@ -110,9 +129,12 @@ async function main(): Promise<void> {
     for (const inflight of [1, 16]) {
       const raws: Round[] = [];
       const exports: Round[] = [];
+      const traces: Stage[][] = [];
       for (let round = 0; round < ROUNDS; round++) {
         raws.push(await measured(raw, TOTAL, inflight));
+        const tracing = await startStageTrace(sourcesOf(plane));
         exports.push(await measured(viaGateway, TOTAL, inflight));
+        traces.push(await tracing.trace(TOTAL));
         const [r, e] = [raws[round], exports[round]];
         process.stderr.write(
           `inflight ${inflight} round ${round + 1}: raw ${r.ops_s.toFixed(1)} ops/s p50 ${r.p50_ms.toFixed(2)} ms, ` +
@@ -143,6 +165,7 @@ async function main(): Promise<void> {
           ...(inflight === 16 ? { target: TARGET_AT_16, meets_target: ratio >= TARGET_AT_16 } : {}),
         }),
       );
+      console.log(JSON.stringify({ bench: 'export', inflight, stage_trace: mergeStages(traces) }));
     }
   } finally {
     await plane?.stop().catch(() => undefined);
