@@ -256,6 +256,11 @@ export class ExportAuditStore implements StoreHandle {
    * (counting the release), else → denied with the first reason. `row` is null when the row is already denied or
    * failed (final). Like any read-then-write under READ COMMITTED, releases racing in parallel each count only the
    * releases committed before them, so the cap can be passed by as many as race.
+   *
+   * Both counts stop at their limit, so the statement reads at most `bulkCap` + `perPrincipalPerMinute` rows however
+   * long the history: every row counted for the cap has `release_count` ≥ 1, so `bulkCap` such rows already reach it
+   * (and fewer are summed whole); a window holding `perPrincipalPerMinute` other attempts already denies. The verdict
+   * is the one of the unbounded counts.
    */
   async settle(input: {
     tenant: string;
@@ -272,12 +277,16 @@ export class ExportAuditStore implements StoreHandle {
     const { rows } = await this.database.query<Partial<DbRow> & { denied_for: ExportReason | null }>(
       `WITH verdict AS (
          SELECT CASE
-                  WHEN (SELECT coalesce(sum(release_count), 0) FROM export_attempts
-                         WHERE tenant = $1 AND app_name = $3 AND user_id = $4 AND session_id = $5 AND incarnation = $6) >= $9::int
+                  WHEN (SELECT coalesce(sum(rc), 0) FROM (
+                          SELECT release_count AS rc FROM export_attempts
+                           WHERE tenant = $1 AND app_name = $3 AND user_id = $4 AND session_id = $5 AND incarnation = $6 AND release_count > 0
+                           LIMIT $9::int) released) >= $9::int
                     THEN 'BULK_CAP_REACHED'
-                  WHEN (SELECT count(*) FROM export_attempts
-                         WHERE tenant = $1 AND principal_digest = $7 AND operation_id <> $2 AND status IN ('authorized', 'released')
-                           AND created_at >= $8::timestamptz) + 1 > $10::int
+                  WHEN (SELECT count(*) FROM (
+                          SELECT 1 FROM export_attempts
+                           WHERE tenant = $1 AND principal_digest = $7 AND operation_id <> $2 AND status IN ('authorized', 'released')
+                             AND created_at >= $8::timestamptz
+                           LIMIT $10::int) recent) + 1 > $10::int
                     THEN 'RATE_LIMITED'
                   ELSE $11::text
                 END AS denied_for
