@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
-import { RegistryPutProfile, RegistryPutToolset, SealedResolve, type RunToolBatchResponse } from '@apphost/contracts';
+import {
+  ExportAuditExport,
+  LifecycleGetEvent,
+  LifecycleGetSession,
+  RegistryGetToolset,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  RegistryVerifyBindingRevision,
+  SealedResolve,
+  type RunToolBatchResponse,
+} from '@apphost/contracts';
 import { descriptors, dropSchemasWithPrefix, startPrivateNats, TEST_DATABASE_URL, uniquePrefix } from '@apphost/testing';
 import { fixtureSpec, profile, token } from '../plane/catalog-harness';
 import { bootExportPlane, type ExportPlane } from '../plane/exports-harness';
@@ -16,13 +26,17 @@ import { sourcesOf, startStageTrace, type Stage } from './stage-trace';
  * shares the machine's load of its moment; the ratio is the median of the paired ratios); JSON lines on stdout,
  * progress on stderr. Target: export ≥ 0.5× raw throughput at 16 in flight. A `stage_trace` line per level gives, per bus
  * subject and service, how many requests an export makes and their mean time (over the export rounds only: the raw
- * rounds' resolves are not counted).
+ * rounds' resolves are not counted). Last, a `breakdown` line: at 16 in flight, the CPU of this process per call of each
+ * request an export makes, alone (the same requests export-audit sends, from a bench client), and of the export over the
+ * bus without the gateway and HTTP: where an export's CPU goes, part by part.
  *
  * Run: node -r ./tools/register.cjs tools/bench/export.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
+/** Calls per part of the breakdown (0: no breakdown). */
+const BREAKDOWN_TOTAL = Number(process.env.BENCH_BREAKDOWN_TOTAL ?? 400);
 const TARGET_AT_16 = 0.5;
 
 interface Round extends Measurement {
@@ -166,6 +180,33 @@ async function main(): Promise<void> {
         }),
       );
       console.log(JSON.stringify({ bench: 'export', inflight, stage_trace: mergeStages(traces) }));
+    }
+    if (BREAKDOWN_TOTAL > 0) {
+      const session = key.session;
+      const bindingRevision = d.bindingRevision;
+      const principal = { tenant: 'acme', subject: 'bench', scopes: ['runtime', 'export'] };
+      const getEvent = { session, incarnation: ev.incarnation, eventId: ev.eventId, functionCallId: key.functionCallId };
+      const parts: Record<string, () => Promise<unknown>> = {
+        'lifecycle-store.get-session': () => sealed.request(LifecycleGetSession, { session }),
+        'lifecycle-store.get-event': () => sealed.request(LifecycleGetEvent, getEvent),
+        'binding-registry.get-toolset': () => sealed.request(RegistryGetToolset, { toolsetId: 'nonce' }),
+        'binding-registry.verify-binding-revision': () => sealed.request(RegistryVerifyBindingRevision, { toolsetId: 'nonce', bindingRevision }),
+        'sealed-result-store.resolve': () => sealed.request(SealedResolve, { key }),
+        'export-audit.export (bus, no gateway)': () =>
+          sealed.request(
+            ExportAuditExport,
+            { principal, session, eventId: ev.eventId, functionCallId: key.functionCallId, operationId: `bus-${n++}`, projection: 'full' },
+            { timeoutMs: 30_000 },
+          ),
+        'POST /v1/exports': viaGateway,
+      };
+      const breakdown: Record<string, { node_cpu_ms_per_op: number; ops_s: number }> = {};
+      for (const [name, call] of Object.entries(parts)) {
+        await runLoad(call, WARMUP, 16);
+        const m = await measured(call, BREAKDOWN_TOTAL, 16);
+        breakdown[name] = { node_cpu_ms_per_op: round3(m.nodeCpuMsPerOp), ops_s: round3(m.ops_s) };
+      }
+      console.log(JSON.stringify({ bench: 'export', inflight: 16, breakdown }));
     }
   } finally {
     await plane?.stop().catch(() => undefined);
