@@ -121,9 +121,22 @@ export function redactRow(row: AttemptRow): ExportAuditRow {
   };
 }
 
-/** True when two targets are the same export (same session, event, call and projection). */
+/**
+ * True when two targets are the same export (same session, event, call and projection). Field by field: the same
+ * verdict as comparing their canonical forms (a target has exactly these members), without serializing both on every
+ * insert and retry.
+ */
 export function sameTarget(a: ExportTarget, b: ExportTarget): boolean {
-  return canonicalize(a) === canonicalize(b);
+  const [s, t] = [a.session, b.session];
+  return (
+    s.tenant === t.tenant &&
+    s.appName === t.appName &&
+    s.userId === t.userId &&
+    s.sessionId === t.sessionId &&
+    a.eventId === b.eventId &&
+    a.functionCallId === b.functionCallId &&
+    a.projection === b.projection
+  );
 }
 
 /** The audit store failed: the export fails closed with UNAVAILABLE `AUDIT_UNAVAILABLE`, releasing nothing. */

@@ -181,7 +181,7 @@ export class ExportService {
       // 5. The recheck, immediately before release: anything that changed denies. A binding change or key rotation is
       // recorded only after the limits (step 6), so a narrowed limit is the reason an export is denied for.
       await this.deps.faults.hit('export.before-recheck');
-      const { now, changed } = await this.recheck(req, incarnation, digest, event.toolsetId, event.bindingRevision, loaded, bytes);
+      const { now, changed } = await this.recheck(req, incarnation, event.toolsetId, event.bindingRevision, loaded, bytes);
       if (!changed) {
         const taken = await this.deps.permits.take(permit);
         permit = null;
@@ -282,14 +282,14 @@ export class ExportService {
   private async recheck(
     req: ExportRequest,
     incarnation: number,
-    digest: string,
     toolsetId: string,
     bindingRevision: string,
     loaded: Binding,
     bytes: number,
   ): Promise<{ now: Binding; changed: Denial | null }> {
-    if (!req.principal.scopes.includes('export') || this.deps.store.principalDigest(req.principal) !== digest)
-      throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
+    // The principal is the one the gateway verified for this request (README "Limits"), so its digest is the one step 1
+    // computed: only the scope is judged again.
+    if (!req.principal.scopes.includes('export')) throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
     const [current, now] = await settledInOrder([this.currentIncarnation(req.session), this.binding(toolsetId, bindingRevision)] as const);
     if (current !== incarnation) throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated');
     this.withinPolicy(now.policy, req.projection, bytes);
