@@ -198,6 +198,8 @@ export class ExportAuditStore implements StoreHandle {
    * replicas racing one operation id, both read the one row.
    */
   async insert(input: {
+    /** The new row's export id (generated when absent); a row that already held the key keeps its own. */
+    exportId?: string;
     operationId: string;
     target: ExportTarget;
     incarnation: number | null;
@@ -223,7 +225,7 @@ export class ExportAuditStore implements StoreHandle {
       [
         s.tenant,
         input.operationId,
-        randomUUID(),
+        input.exportId ?? randomUUID(),
         s.appName,
         s.userId,
         s.sessionId,
