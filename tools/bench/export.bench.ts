@@ -1,11 +1,22 @@
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Pool } from 'pg';
-import { RegistryPutProfile, RegistryPutToolset, SealedResolve, type RunToolBatchResponse } from '@apphost/contracts';
+import {
+  ExportAuditExport,
+  LifecycleGetEvent,
+  LifecycleGetSession,
+  RegistryGetToolset,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  RegistryVerifyBindingRevision,
+  SealedResolve,
+  type RunToolBatchResponse,
+} from '@apphost/contracts';
 import { descriptors, dropSchemasWithPrefix, startPrivateNats, TEST_DATABASE_URL, uniquePrefix } from '@apphost/testing';
 import { fixtureSpec, profile, token } from '../plane/catalog-harness';
 import { bootExportPlane, type ExportPlane } from '../plane/exports-harness';
 import { medianRound, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { sourcesOf, startStageTrace, type Stage } from './stage-trace';
 
 /**
  * The export benchmark (`npm run bench:export`): `POST /v1/exports` through the gateway (authorize, permit, ledger
@@ -13,13 +24,19 @@ import { medianRound, positiveIntEnv, round3, runBench, runLoad, type Measuremen
  * run: a sealed-record resolve over the bus plus the same two committed audit writes by hand (INSERT authorized,
  * UPDATE released) in export-audit's own table. 1 and 16 in flight, BENCH_ROUNDS rounds of raw then export (each pair
  * shares the machine's load of its moment; the ratio is the median of the paired ratios); JSON lines on stdout,
- * progress on stderr. Target: export ≥ 0.5× raw throughput at 16 in flight.
+ * progress on stderr. Target: export ≥ 0.5× raw throughput at 16 in flight. A `stage_trace` line per level gives, per bus
+ * subject and service, how many requests an export makes and their mean time (over the export rounds only: the raw
+ * rounds' resolves are not counted). Last, a `breakdown` line: at 16 in flight, the CPU of this process per call of each
+ * request an export makes, alone (the same requests export-audit sends, from a bench client), and of the export over the
+ * bus without the gateway and HTTP: where an export's CPU goes, part by part.
  *
  * Run: node -r ./tools/register.cjs tools/bench/export.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
+/** Calls per part of the breakdown (0: no breakdown). */
+const BREAKDOWN_TOTAL = Number(process.env.BENCH_BREAKDOWN_TOTAL ?? 400);
 const TARGET_AT_16 = 0.5;
 
 interface Round extends Measurement {
@@ -35,6 +52,22 @@ async function measured(call: () => Promise<unknown>, total: number, inflight: n
   const m = await runLoad(call, total, inflight);
   const cpu = process.cpuUsage(cpu0);
   return { ...m, nodeCpuMsPerOp: (cpu.user + cpu.system) / 1000 / total, eventLoopUtil: performance.eventLoopUtilization(elu0).utilization };
+}
+
+/** The stage traces of several rounds as one: requests per operation over all of them, mean time weighted by count. */
+function mergeStages(rounds: Stage[][]): Stage[] {
+  const merged = new Map<string, Stage & { n: number }>();
+  for (const stages of rounds) {
+    for (const s of stages) {
+      const key = `${s.service}\u0000${s.side}\u0000${s.subject}`;
+      const m = merged.get(key) ?? { ...s, per_op: 0, mean_ms: 0, n: 0 };
+      m.mean_ms = (m.mean_ms * m.n + s.mean_ms * s.per_op) / (m.n + s.per_op || 1);
+      m.n += s.per_op;
+      m.per_op += s.per_op / rounds.length;
+      merged.set(key, m);
+    }
+  }
+  return [...merged.values()].map(({ n: _n, ...s }) => ({ ...s, per_op: Math.round(s.per_op * 100) / 100, mean_ms: Math.round(s.mean_ms * 100) / 100 }));
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
@@ -110,9 +143,12 @@ async function main(): Promise<void> {
     for (const inflight of [1, 16]) {
       const raws: Round[] = [];
       const exports: Round[] = [];
+      const traces: Stage[][] = [];
       for (let round = 0; round < ROUNDS; round++) {
         raws.push(await measured(raw, TOTAL, inflight));
+        const tracing = await startStageTrace(sourcesOf(plane));
         exports.push(await measured(viaGateway, TOTAL, inflight));
+        traces.push(await tracing.trace(TOTAL));
         const [r, e] = [raws[round], exports[round]];
         process.stderr.write(
           `inflight ${inflight} round ${round + 1}: raw ${r.ops_s.toFixed(1)} ops/s p50 ${r.p50_ms.toFixed(2)} ms, ` +
@@ -143,6 +179,34 @@ async function main(): Promise<void> {
           ...(inflight === 16 ? { target: TARGET_AT_16, meets_target: ratio >= TARGET_AT_16 } : {}),
         }),
       );
+      console.log(JSON.stringify({ bench: 'export', inflight, stage_trace: mergeStages(traces) }));
+    }
+    if (BREAKDOWN_TOTAL > 0) {
+      const session = key.session;
+      const bindingRevision = d.bindingRevision;
+      const principal = { tenant: 'acme', subject: 'bench', scopes: ['runtime', 'export'] };
+      const getEvent = { session, incarnation: ev.incarnation, eventId: ev.eventId, functionCallId: key.functionCallId };
+      const parts: Record<string, () => Promise<unknown>> = {
+        'lifecycle-store.get-session': () => sealed.request(LifecycleGetSession, { session }),
+        'lifecycle-store.get-event': () => sealed.request(LifecycleGetEvent, getEvent),
+        'binding-registry.get-toolset': () => sealed.request(RegistryGetToolset, { toolsetId: 'nonce' }),
+        'binding-registry.verify-binding-revision': () => sealed.request(RegistryVerifyBindingRevision, { toolsetId: 'nonce', bindingRevision }),
+        'sealed-result-store.resolve': () => sealed.request(SealedResolve, { key }),
+        'export-audit.export (bus, no gateway)': () =>
+          sealed.request(
+            ExportAuditExport,
+            { principal, session, eventId: ev.eventId, functionCallId: key.functionCallId, operationId: `bus-${n++}`, projection: 'full' },
+            { timeoutMs: 30_000 },
+          ),
+        'POST /v1/exports': viaGateway,
+      };
+      const breakdown: Record<string, { node_cpu_ms_per_op: number; ops_s: number }> = {};
+      for (const [name, call] of Object.entries(parts)) {
+        await runLoad(call, WARMUP, 16);
+        const m = await measured(call, BREAKDOWN_TOTAL, 16);
+        breakdown[name] = { node_cpu_ms_per_op: round3(m.nodeCpuMsPerOp), ops_s: round3(m.ops_s) };
+      }
+      console.log(JSON.stringify({ bench: 'export', inflight: 16, breakdown }));
     }
   } finally {
     await plane?.stop().catch(() => undefined);

@@ -306,6 +306,10 @@ describe('export in the plane', () => {
     const structured = await exportOf(t, 'op-tight-structured', 'structured', rita);
     expect(structured.status).toBe(403);
     expect(structured.body.error.details.reason).toBe('PROJECTION_NOT_ALLOWED');
+    // Denied is final: the retry is answered from its row (EXPORT_DENIED), before the check that would deny it again.
+    const retried = await exportOf(t, 'op-tight-structured', 'structured', rita);
+    expect(retried.status).toBe(400);
+    expect(retried.body.error.details).toMatchObject({ reason: 'EXPORT_DENIED', deniedFor: 'PROJECTION_NOT_ALLOWED' });
     expect((await exportOf(t, 'op-tight-1', 'content', rita)).status).toBe(200);
     expect((await exportOf(t, 'op-tight-2', 'content', rita)).status).toBe(200);
     const bulk = await exportOf(t, 'op-tight-3', 'content', rita);

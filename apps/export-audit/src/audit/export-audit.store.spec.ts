@@ -150,6 +150,30 @@ describe('export-audit store', () => {
     });
   });
 
+  it('the counts stop at their limits and judge as the whole history would (a retried row counts all its releases)', async () => {
+    const digest = store.principalDigest({ tenant: 'acme', subject: 'dave' });
+    const s3 = { ...session, sessionId: 's-bounded' };
+    const inS3 = (operationId: string, over: Partial<Parameters<ExportAuditStore['settle']>[0]> = {}) =>
+      limits(operationId, { session: s3, principalDigest: digest, ...over });
+    await authorized('d-1', { target: target({ session: s3 }), principalDigest: digest });
+    for (let i = 0; i < 3; i++) await store.settle(inS3('d-1')); // one row released three times
+    for (const id of ['d-2', 'd-3', 'd-4', 'd-5']) {
+      await authorized(id, { target: target({ session: s3 }), principalDigest: digest });
+      await store.settle(inS3(id));
+    }
+    // 7 releases over 5 rows; the 5 other attempts of dave are in the window.
+    for (const [id, over, verdict] of [
+      ['d-6', { bulkCap: 2 }, 'BULK_CAP_REACHED'],
+      ['d-7', { bulkCap: 7 }, 'BULK_CAP_REACHED'],
+      ['d-8', { perPrincipalPerMinute: 5 }, 'RATE_LIMITED'],
+    ] as const) {
+      await authorized(id, { target: target({ session: s3 }), principalDigest: digest });
+      expect(await store.settle(inS3(id, over))).toMatchObject({ deniedFor: verdict, row: { status: 'denied', reason: verdict } });
+    }
+    await authorized('d-9', { target: target({ session: s3 }), principalDigest: digest });
+    expect((await store.settle(inS3('d-9', { bulkCap: 8, perPrincipalPerMinute: 6 }))).row).toMatchObject({ status: 'released', releaseCount: 1 });
+  });
+
   it('lists a session redacted (no principal digest, no record id); cascade delete and the retention purge remove rows', async () => {
     const s3 = { ...session, sessionId: 's-list' };
     await authorized('l-1', { target: target({ session: s3 }) });

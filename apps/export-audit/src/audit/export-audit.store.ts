@@ -121,9 +121,22 @@ export function redactRow(row: AttemptRow): ExportAuditRow {
   };
 }
 
-/** True when two targets are the same export (same session, event, call and projection). */
+/**
+ * True when two targets are the same export (same session, event, call and projection). Field by field: the same
+ * verdict as comparing their canonical forms (a target has exactly these members), without serializing both on every
+ * insert and retry.
+ */
 export function sameTarget(a: ExportTarget, b: ExportTarget): boolean {
-  return canonicalize(a) === canonicalize(b);
+  const [s, t] = [a.session, b.session];
+  return (
+    s.tenant === t.tenant &&
+    s.appName === t.appName &&
+    s.userId === t.userId &&
+    s.sessionId === t.sessionId &&
+    a.eventId === b.eventId &&
+    a.functionCallId === b.functionCallId &&
+    a.projection === b.projection
+  );
 }
 
 /** The audit store failed: the export fails closed with UNAVAILABLE `AUDIT_UNAVAILABLE`, releasing nothing. */
@@ -185,6 +198,8 @@ export class ExportAuditStore implements StoreHandle {
    * replicas racing one operation id, both read the one row.
    */
   async insert(input: {
+    /** The new row's export id (generated when absent); a row that already held the key keeps its own. */
+    exportId?: string;
     operationId: string;
     target: ExportTarget;
     incarnation: number | null;
@@ -210,7 +225,7 @@ export class ExportAuditStore implements StoreHandle {
       [
         s.tenant,
         input.operationId,
-        randomUUID(),
+        input.exportId ?? randomUUID(),
         s.appName,
         s.userId,
         s.sessionId,
@@ -256,6 +271,11 @@ export class ExportAuditStore implements StoreHandle {
    * (counting the release), else → denied with the first reason. `row` is null when the row is already denied or
    * failed (final). Like any read-then-write under READ COMMITTED, releases racing in parallel each count only the
    * releases committed before them, so the cap can be passed by as many as race.
+   *
+   * Both counts stop at their limit, so the statement reads at most `bulkCap` + `perPrincipalPerMinute` rows however
+   * long the history: every row counted for the cap has `release_count` ≥ 1, so `bulkCap` such rows already reach it
+   * (and fewer are summed whole); a window holding `perPrincipalPerMinute` other attempts already denies. The verdict
+   * is the one of the unbounded counts.
    */
   async settle(input: {
     tenant: string;
@@ -272,12 +292,16 @@ export class ExportAuditStore implements StoreHandle {
     const { rows } = await this.database.query<Partial<DbRow> & { denied_for: ExportReason | null }>(
       `WITH verdict AS (
          SELECT CASE
-                  WHEN (SELECT coalesce(sum(release_count), 0) FROM export_attempts
-                         WHERE tenant = $1 AND app_name = $3 AND user_id = $4 AND session_id = $5 AND incarnation = $6) >= $9::int
+                  WHEN (SELECT coalesce(sum(rc), 0) FROM (
+                          SELECT release_count AS rc FROM export_attempts
+                           WHERE tenant = $1 AND app_name = $3 AND user_id = $4 AND session_id = $5 AND incarnation = $6 AND release_count > 0
+                           LIMIT $9::int) released) >= $9::int
                     THEN 'BULK_CAP_REACHED'
-                  WHEN (SELECT count(*) FROM export_attempts
-                         WHERE tenant = $1 AND principal_digest = $7 AND operation_id <> $2 AND status IN ('authorized', 'released')
-                           AND created_at >= $8::timestamptz) + 1 > $10::int
+                  WHEN (SELECT count(*) FROM (
+                          SELECT 1 FROM export_attempts
+                           WHERE tenant = $1 AND principal_digest = $7 AND operation_id <> $2 AND status IN ('authorized', 'released')
+                             AND created_at >= $8::timestamptz
+                           LIMIT $10::int) recent) + 1 > $10::int
                     THEN 'RATE_LIMITED'
                   ELSE $11::text
                 END AS denied_for

@@ -26,11 +26,12 @@ export class ExportPermits {
 
   /** A fresh permit for one attempt; null when the incarnation is already revoked. */
   async acquire(session: SessionKey, incarnation: number, operationId: string): Promise<HeldPermit | null> {
-    const key = `${permitPrefix(session)}${incarnation}:${randomBytes(12).toString('base64url')}`;
+    const digest = sessionDigest(session); // once: the permit's key and the marker's both name the session by it
+    const key = `${permitPrefixOf(digest)}${incarnation}:${randomBytes(12).toString('base64url')}`;
     const value = canonicalize({ operationId, incarnation });
     await this.store.setIfAbsent(key, value, this.ttlMs);
     // Checked after the write: a revoke that landed before it is seen here; one after it deletes this permit.
-    if (await this.revoked(session, incarnation)) {
+    if ((await this.store.get(markerOfDigest(digest, incarnation))) !== null) {
       await this.store.compareAndDelete(key, value);
       return null;
     }
@@ -64,15 +65,13 @@ export class ExportPermits {
     }
     return fenced;
   }
-
-  private async revoked(session: SessionKey, incarnation: number): Promise<boolean> {
-    return (await this.store.get(markerOf(session, incarnation))) !== null;
-  }
 }
 
 function sessionDigest(session: SessionKey): string {
   return createHash('sha256').update(canonicalize(session)).digest('hex');
 }
 
-const permitPrefix = (session: SessionKey) => `export-permit:${sessionDigest(session)}:`;
-const markerOf = (session: SessionKey, incarnation: number) => `export-revoked:${sessionDigest(session)}:${incarnation}`;
+const permitPrefixOf = (digest: string) => `export-permit:${digest}:`;
+const markerOfDigest = (digest: string, incarnation: number) => `export-revoked:${digest}:${incarnation}`;
+const permitPrefix = (session: SessionKey) => permitPrefixOf(sessionDigest(session));
+const markerOf = (session: SessionKey, incarnation: number) => markerOfDigest(sessionDigest(session), incarnation);

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { BusClient } from '@apphost/bus';
 import { canonicalize } from '@apphost/canonical-json';
 import {
@@ -119,69 +120,76 @@ export class ExportService {
     // 1. The export purpose for this principal: its own tenant and its own session, with the export scope.
     if (req.principal.tenant !== tenant || req.principal.subject !== req.session.userId) throw new AppHostError('NOT_FOUND', 'export target not found');
 
-    // Two independent reads at once: the attempt row and the session (judged in that order).
+    // The attempt row is not read up front: the audit append (step 4) inserts it or answers the row a retry (or another
+    // replica) left, and a failure before it reads the row then. Either way the row is judged first, in this order —
+    // the same operation (else CONFLICT or final), then its incarnation once the session's is known — so every answer
+    // is the one an up-front read would give, and a fresh export spends one statement less.
     const session = started(this.currentIncarnation(req.session));
-    let row = await store.load(tenant, req.operationId).catch((error: unknown) => {
-      throw auditUnavailable(error);
-    });
-    if (row) this.sameOperation(row, target, digest);
-
+    let row: AttemptRow | null = null;
     let permit: HeldPermit | null = null;
     let incarnation = 0;
     try {
-      if (!req.principal.scopes.includes('export')) throw deny('PERMISSION_DENIED', 'PURPOSE_NOT_AUTHORIZED', 'the export scope is required');
-      // 2. The incarnation-bound permit, held until release.
-      incarnation = await session;
-      if (row?.incarnation != null && row.incarnation !== incarnation)
-        throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated since this export was authorized');
-      // 3. Tenant, session, incarnation, event and function call against the ledger, while the permit is acquired: the
-      // permit protects the release (its take), not the ledger read, so their order does not matter (README "Export").
-      const acquiring = started(this.deps.permits.acquire(req.session, incarnation, req.operationId));
-      const reading = started(
-        this.request(() =>
-          this.deps.bus.request(
-            LifecycleGetEvent,
-            { session: req.session, incarnation, eventId: req.eventId, functionCallId: req.functionCallId },
-            { timeoutMs: this.deps.timeoutMs },
+      let toolsetId: string;
+      let bindingRevision: string;
+      let recordId: string;
+      let loaded: Binding;
+      let result: unknown;
+      let bytes: number;
+      try {
+        if (!req.principal.scopes.includes('export')) throw deny('PERMISSION_DENIED', 'PURPOSE_NOT_AUTHORIZED', 'the export scope is required');
+        // 2. The incarnation-bound permit, held until release.
+        incarnation = await session;
+        // 3. Tenant, session, incarnation, event and function call against the ledger, while the permit is acquired: the
+        // permit protects the release (its take), not the ledger read, so their order does not matter (README "Export").
+        const acquiring = started(this.deps.permits.acquire(req.session, incarnation, req.operationId));
+        const reading = started(
+          this.request(() =>
+            this.deps.bus.request(
+              LifecycleGetEvent,
+              { session: req.session, incarnation, eventId: req.eventId, functionCallId: req.functionCallId },
+              { timeoutMs: this.deps.timeoutMs },
+            ),
           ),
-        ),
-      );
-      permit = await acquiring.catch(async (error: unknown) => {
-        await reading.catch(() => undefined);
+        );
+        permit = await acquiring.catch(async (error: unknown) => {
+          await reading.catch(() => undefined);
+          throw error;
+        });
+        if (!permit) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session is being deleted');
+        const event = await reading;
+        // The ledger also answers calls it holds no sealed result for (Views render legacy widgets): nothing to export.
+        if (!event.sealedResultRef) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
+        if (!event.toolsetId || !event.bindingRevision)
+          throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'only profile-bound sealed results can be exported');
+        ({ toolsetId, bindingRevision } = event);
+        recordId = event.sealedResultRef.recordId;
+        const recordKey = { session: req.session, incarnation, eventId: String(req.eventId), functionCallId: req.functionCallId, recordId };
+        // The binding and the sealed record in parallel; the binding is judged first.
+        const resolving = started(this.request(() => this.sealed.resolve(recordKey)));
+        loaded = await this.binding(toolsetId, bindingRevision);
+        if (!loaded.verdict?.valid || !loaded.verdict.current)
+          throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding revision no longer verifies');
+        const resolved = await resolving;
+        result = project(resolved.envelope.result, req.projection);
+        bytes = Buffer.byteLength(canonicalize(result as never), 'utf8');
+        this.withinPolicy(loaded.policy, req.projection, bytes);
+      } catch (error) {
+        row = await store.load(tenant, req.operationId).catch((failure: unknown) => {
+          throw auditUnavailable(failure);
+        });
+        if (row) this.judgeRetry(row, target, digest, incarnation);
         throw error;
-      });
-      if (!permit) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session is being deleted');
-      const event = await reading;
-      // The ledger also answers calls it holds no sealed result for (Views render legacy widgets): nothing to export.
-      if (!event.sealedResultRef) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
-      if (!event.toolsetId || !event.bindingRevision)
-        throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'only profile-bound sealed results can be exported');
-      const recordKey = {
-        session: req.session,
-        incarnation,
-        eventId: String(req.eventId),
-        functionCallId: req.functionCallId,
-        recordId: event.sealedResultRef.recordId,
-      };
-      // The binding and the sealed record in parallel; the binding is judged first.
-      const resolving = started(this.request(() => this.sealed.resolve(recordKey)));
-      const loaded = await this.binding(event.toolsetId, event.bindingRevision);
-      if (!loaded.verdict?.valid || !loaded.verdict.current)
-        throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding revision no longer verifies');
-      const resolved = await resolving;
-      const result = project(resolved.envelope.result, req.projection);
-      const bytes = Buffer.byteLength(canonicalize(result as never), 'utf8');
-      this.withinPolicy(loaded.policy, req.projection, bytes);
+      }
 
       // 4. The authorized row, committed before anything is released.
       await this.deps.faults.hit('export.before-audit-append');
-      row = await this.authorize(row, req, target, digest, { incarnation, recordId: event.sealedResultRef.recordId, toolsetId: event.toolsetId, bytes });
+      row = await this.authorize(req, target, digest, { incarnation, recordId, toolsetId, bytes }, (held) => (row = held));
       await this.deps.faults.hit('export.after-audit-append');
 
       // 5. The recheck, immediately before release: anything that changed denies. A binding change or key rotation is
       // recorded only after the limits (step 6), so a narrowed limit is the reason an export is denied for.
       await this.deps.faults.hit('export.before-recheck');
-      const { now, changed } = await this.recheck(req, incarnation, digest, event.toolsetId, event.bindingRevision, loaded, bytes);
+      const { now, changed } = await this.recheck(req, incarnation, toolsetId, bindingRevision, loaded, bytes);
       if (!changed) {
         const taken = await this.deps.permits.take(permit);
         permit = null;
@@ -243,20 +251,35 @@ export class ExportService {
       });
   }
 
+  /**
+   * A row found by a retry (or written by another replica), judged in step 1's order: the same operation, else CONFLICT
+   * or final; then, once the session's incarnation is known (non-zero), the incarnation the row was authorized in.
+   */
+  private judgeRetry(row: AttemptRow, target: ExportTarget, digest: string, incarnation: number): void {
+    this.sameOperation(row, target, digest);
+    if (incarnation !== 0 && row.incarnation != null && row.incarnation !== incarnation)
+      throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated since this export was authorized');
+  }
+
+  /**
+   * The `authorized` row in one committed statement: a fresh attempt's insert. When the key already holds a row (a
+   * retry, or another replica racing the same id), that row is handed to `found` (a denial from here on is recorded on
+   * it), judged as a retry and re-authorized with this attempt's facts (a second statement, as before: a retry always
+   * read the row, then updated it).
+   */
   private async authorize(
-    row: AttemptRow | null,
     req: ExportRequest,
     target: ExportTarget,
     digest: string,
     facts: { incarnation: number; recordId: string; toolsetId: string; bytes: number },
+    found: (row: AttemptRow) => void,
   ): Promise<AttemptRow> {
+    const exportId = randomUUID();
+    let written: AttemptRow;
     try {
       await this.deps.faults.hit('export.inside-audit-append');
-      if (row) {
-        if (!(await this.deps.store.authorize(req.session.tenant, req.operationId, facts))) this.sameOperation({ ...row, status: 'denied' }, target, digest);
-        return row;
-      }
-      const written = await this.deps.store.insert({
+      written = await this.deps.store.insert({
+        exportId,
         operationId: req.operationId,
         target,
         principalDigest: digest,
@@ -264,12 +287,17 @@ export class ExportService {
         reason: null,
         ...facts,
       });
-      this.sameOperation(written, target, digest); // another replica won the insert: it must be the same export
-      return written;
     } catch (error) {
-      if (error instanceof AppHostError && (error.code === 'CONFLICT' || error.code === 'FAILED_PRECONDITION')) throw error;
       throw auditUnavailable(error);
     }
+    if (written.exportId === exportId) return written;
+    found(written);
+    this.judgeRetry(written, target, digest, facts.incarnation);
+    const reauthorized = await this.deps.store.authorize(req.session.tenant, req.operationId, facts).catch((error: unknown) => {
+      throw auditUnavailable(error);
+    });
+    if (!reauthorized) this.sameOperation({ ...written, status: 'denied' }, target, digest);
+    return written;
   }
 
   /**
@@ -282,14 +310,14 @@ export class ExportService {
   private async recheck(
     req: ExportRequest,
     incarnation: number,
-    digest: string,
     toolsetId: string,
     bindingRevision: string,
     loaded: Binding,
     bytes: number,
   ): Promise<{ now: Binding; changed: Denial | null }> {
-    if (!req.principal.scopes.includes('export') || this.deps.store.principalDigest(req.principal) !== digest)
-      throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
+    // The principal is the one the gateway verified for this request (README "Limits"), so its digest is the one step 1
+    // computed: only the scope is judged again.
+    if (!req.principal.scopes.includes('export')) throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
     const [current, now] = await settledInOrder([this.currentIncarnation(req.session), this.binding(toolsetId, bindingRevision)] as const);
     if (current !== incarnation) throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated');
     this.withinPolicy(now.policy, req.projection, bytes);
