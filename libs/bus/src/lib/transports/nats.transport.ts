@@ -1,4 +1,5 @@
 import { connect, ErrorCode, Events, headers as natsHeaders, type NatsConnection, type NatsError, type MsgHdrs } from 'nats';
+import { ReplyInbox } from './reply-inbox';
 import { SubjectNamespace } from './subject-namespace';
 import {
   TransportError,
@@ -19,9 +20,10 @@ export interface NatsTransportOptions {
 }
 
 /**
- * NATS core request-reply with the `nats` 2.x client (the one NestJS 11 uses). Requests go through the
- * client's multiplexed inbox (`nc.request`), which reports "no responders" as an immediate 503 rather than a
- * timeout; that is what lets UNAVAILABLE mean "not executed".
+ * NATS core request-reply with the `nats` 2.x client (the one NestJS 11 uses). Requests go through one
+ * multiplexed inbox per connection (`ReplyInbox`, the semantics of `nc.request` without its per-request garbage),
+ * where NATS reports "no responders" as an immediate 503 rather than a timeout; that is what lets UNAVAILABLE mean
+ * "not executed".
  *
  * While the connection is down (disconnected, reconnecting, closed) a request is refused at once (`disconnected` /
  * `closed`) instead of being written to the client's reconnect buffer: nats.js would otherwise hold it and send it
@@ -33,6 +35,7 @@ export class NatsTransport implements BusTransport {
   readonly subjectPrefix: string;
   /** From the client's status events: false from `disconnect` until `reconnect`. */
   private linkUp = true;
+  private readonly inbox: ReplyInbox;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -42,6 +45,7 @@ export class NatsTransport implements BusTransport {
     const serverMax = nc.info?.max_payload ?? 1024 * 1024;
     this.maxPayloadBytes = Math.min(serverMax, cap ?? serverMax);
     this.subjectPrefix = namespace.prefix;
+    this.inbox = new ReplyInbox(nc);
     void this.followStatus();
   }
 
@@ -70,10 +74,10 @@ export class NatsTransport implements BusTransport {
     if (this.nc.isClosed()) throw new TransportError('closed', 'NATS connection is closed');
     if (!this.linkUp) throw new TransportError('disconnected', 'NATS connection is down (reconnecting)');
     try {
-      const reply = await this.nc.request(this.namespace.wire(subject), data, { timeout: options.timeoutMs, headers: toNatsHeaders(options.headers) });
+      const reply = await this.inbox.request(this.namespace.wire(subject), data, options.timeoutMs, toNatsHeaders(options.headers));
       return { data: reply.data, headers: fromNatsHeaders(reply.headers) };
     } catch (error) {
-      throw mapNatsError(error as NatsError);
+      throw error instanceof TransportError ? error : mapNatsError(error as NatsError);
     }
   }
 
