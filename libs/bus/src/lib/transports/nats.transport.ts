@@ -1,4 +1,5 @@
 import { connect, ErrorCode, Events, headers as natsHeaders, type NatsConnection, type NatsError, type Msg, type MsgHdrs } from 'nats';
+import { Outbox } from './outbox';
 import { ReplyInbox } from './reply-inbox';
 import { SubjectNamespace } from './subject-namespace';
 import {
@@ -36,8 +37,8 @@ export class NatsTransport implements BusTransport {
   /** From the client's status events: false from `disconnect` until `reconnect`. */
   private linkUp = true;
   private readonly inbox: ReplyInbox;
-  /** Replies produced in this event-loop turn, sent together at its end (`respondSoon`). */
-  private replies: Array<[Msg, TransportReply]> = [];
+  /** Replies of this event-loop turn, published together at its end. */
+  private readonly outbox = new Outbox();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -72,9 +73,16 @@ export class NatsTransport implements BusTransport {
     return new NatsTransport(nc, options.maxPayloadBytes, namespace);
   }
 
+  /** Why a request cannot be published now. */
+  private refusal(): TransportError | undefined {
+    if (this.nc.isClosed()) return new TransportError('closed', 'NATS connection is closed');
+    if (!this.linkUp) return new TransportError('disconnected', 'NATS connection is down (reconnecting)');
+    return undefined;
+  }
+
   async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<TransportReply> {
-    if (this.nc.isClosed()) throw new TransportError('closed', 'NATS connection is closed');
-    if (!this.linkUp) throw new TransportError('disconnected', 'NATS connection is down (reconnecting)');
+    const refused = this.refusal();
+    if (refused) throw refused;
     try {
       const reply = await this.inbox.request(this.namespace.wire(subject), data, options.timeoutMs, toNatsHeaders(options.headers));
       return { data: reply.data, headers: fromNatsHeaders(reply.headers) };
@@ -95,30 +103,18 @@ export class NatsTransport implements BusTransport {
     return { drain: () => (sub.isClosed() ? Promise.resolve() : sub.drain()) };
   }
 
-  /**
-   * Replies wait for the end of this event-loop turn (`setImmediate`) and then go out together: nats.js writes its
-   * outbound buffer once per microtask checkpoint, and handlers that finish in different I/O callbacks of one turn
-   * (each on its own database reply) would otherwise cost one socket write each. With a PostgreSQL query in the handler at 16 in
-   * flight: 1.16 -> 0.34 NATS socket writes per request (client and server). The delay is the rest of the turn, never
-   * a timer.
-   */
+  /** At the end of this turn, with the other publishes of the turn (`Outbox`). */
   private respondSoon(msg: Msg, reply: TransportReply): void {
-    if (this.replies.push([msg, reply]) === 1) setImmediate(this.sendReplies);
-  }
-
-  private readonly sendReplies = (): void => {
-    const batch = this.replies;
-    this.replies = [];
-    if (this.nc.isClosed()) return;
-    for (const [msg, reply] of batch) {
+    this.outbox.post(() => {
+      if (this.nc.isClosed()) return;
       const replyHeaders = Object.keys(reply.headers).length > 0 ? toNatsHeaders(reply.headers) : undefined;
       try {
         msg.respond(reply.data, replyHeaders ? { headers: replyHeaders } : undefined);
       } catch {
         // Draining past its last publish: the requester times out (OUTCOME_UNKNOWN), which is what happened.
       }
-    }
-  };
+    });
+  }
 
   async flush(): Promise<void> {
     if (!this.nc.isClosed()) await this.nc.flush();
@@ -130,7 +126,7 @@ export class NatsTransport implements BusTransport {
 
   async close(): Promise<void> {
     if (this.nc.isClosed()) return;
-    this.sendReplies(); // replies of this turn go out before the drain
+    this.outbox.run(); // what this turn published goes out before the drain
     // Draining needs the server; while the link is down (or the drain fails) close outright, or the client's
     // reconnect timers would keep the process alive.
     if (!this.linkUp) return this.nc.close();

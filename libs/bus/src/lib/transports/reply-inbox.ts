@@ -1,4 +1,4 @@
-import { createInbox, nuid, type Msg, type MsgHdrs, type NatsConnection, type Subscription } from 'nats';
+import { createInbox, nuid, type Msg, type MsgHdrs, type NatsConnection } from 'nats';
 import { TransportError } from './transport';
 
 interface Pending {
@@ -19,16 +19,19 @@ interface Pending {
 export class ReplyInbox {
   private readonly prefix: string;
   private readonly pending = new Map<string, Pending>();
-  private readonly sub: Subscription;
 
   constructor(private readonly nc: NatsConnection) {
     this.prefix = `${createInbox()}.`;
-    this.sub = nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => (err ? this.failAll(err) : this.dispatch(msg)) });
+    nc.subscribe(`${this.prefix}*`, { callback: (err, msg) => (err ? this.failAll(err) : this.dispatch(msg)) });
     // A closed connection delivers nothing more: every request still waiting was published and may have run.
     void nc.closed().then(() => this.failAll(new Error('the NATS connection closed with the request in flight')));
   }
 
-  /** Publishes `data` with a reply subject of its own; resolves with the reply or rejects with a `TransportError`. */
+  /**
+   * Publishes `data` at once with a reply subject of its own; resolves with the reply or rejects with a
+   * `TransportError`. (Deferring requests to the end of the turn, like replies, saved no socket write in the benches:
+   * requests issued together already share nats.js's microtask flush.)
+   */
   request(subject: string, data: Uint8Array, timeoutMs: number, headers: MsgHdrs | undefined): Promise<Msg> {
     const token = nuid.next();
     return new Promise<Msg>((resolve, reject) => {
@@ -64,13 +67,5 @@ export class ReplyInbox {
       clearTimeout(waiting.timer);
       waiting.reject(error);
     }
-  }
-
-  get inFlight(): number {
-    return this.pending.size;
-  }
-
-  get closed(): boolean {
-    return this.sub.isClosed();
   }
 }
