@@ -1,4 +1,5 @@
-import { connect, ErrorCode, Events, headers as natsHeaders, type NatsConnection, type NatsError, type Msg, type MsgHdrs } from 'nats';
+import { connect, ErrorCode, Events, type NatsConnection, type NatsError, type Msg } from 'nats';
+import { fromNatsMessage, toNatsHeaders } from './nats-headers';
 import { Outbox } from './outbox';
 import { ReplyInbox } from './reply-inbox';
 import { SubjectNamespace } from './subject-namespace';
@@ -85,7 +86,7 @@ export class NatsTransport implements BusTransport {
     if (refused) throw refused;
     try {
       const reply = await this.inbox.request(this.namespace.wire(subject), data, options.timeoutMs, toNatsHeaders(options.headers));
-      return { data: reply.data, headers: fromNatsHeaders(reply.headers) };
+      return { data: reply.data, headers: fromNatsMessage(reply) };
     } catch (error) {
       throw error instanceof TransportError ? error : mapNatsError(error as NatsError);
     }
@@ -96,7 +97,7 @@ export class NatsTransport implements BusTransport {
       queue: this.namespace.wire(queue),
       callback: (err, msg) => {
         if (err || !msg.reply) return;
-        const headers = fromNatsHeaders(msg.headers);
+        const headers = fromNatsMessage(msg);
         void handler({ subject: this.namespace.logical(msg.subject), data: msg.data, headers }).then((reply) => this.respondSoon(msg, reply));
       },
     });
@@ -132,19 +133,6 @@ export class NatsTransport implements BusTransport {
     if (!this.linkUp) return this.nc.close();
     await this.nc.drain().catch(() => this.nc.close());
   }
-}
-
-function toNatsHeaders(values: Record<string, string>): MsgHdrs {
-  const h = natsHeaders();
-  for (const key in values) h.set(key, values[key]);
-  return h;
-}
-
-function fromNatsHeaders(h: MsgHdrs | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!h) return out;
-  for (const key of h.keys()) out[key.toLowerCase()] = h.get(key);
-  return out;
 }
 
 function mapNatsError(error: NatsError): Error {
