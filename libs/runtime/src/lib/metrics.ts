@@ -1,5 +1,6 @@
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BusMetrics } from '@apphost/bus';
+import { SubjectCodeCounter, SubjectHistogram } from './bus-series';
 
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 
@@ -13,32 +14,11 @@ export class ServiceMetrics {
   constructor(service: string, options: { processMetrics: boolean }) {
     this.registry.setDefaultLabels({ service });
     if (options.processMetrics) collectDefaultMetrics({ register: this.registry });
-    const handled = new Counter({
-      name: 'apphost_bus_handled_total',
-      help: 'Bus requests handled, by subject and outcome code',
-      labelNames: ['subject', 'code'],
-      registers: [this.registry],
-    });
-    const handledSeconds = new Histogram({
-      name: 'apphost_bus_handled_seconds',
-      help: 'Bus handler latency',
-      labelNames: ['subject'],
-      buckets: LATENCY_BUCKETS,
-      registers: [this.registry],
-    });
-    const requested = new Counter({
-      name: 'apphost_bus_requested_total',
-      help: 'Bus requests sent, by subject and outcome code',
-      labelNames: ['subject', 'code'],
-      registers: [this.registry],
-    });
-    const requestedSeconds = new Histogram({
-      name: 'apphost_bus_requested_seconds',
-      help: 'Bus request round-trip latency',
-      labelNames: ['subject'],
-      buckets: LATENCY_BUCKETS,
-      registers: [this.registry],
-    });
+    // The per-request families: label sets cached per subject (bus-series.ts), not looked up per call.
+    const handled = new SubjectCodeCounter('apphost_bus_handled_total', 'Bus requests handled, by subject and outcome code', this.registry);
+    const handledSeconds = new SubjectHistogram('apphost_bus_handled_seconds', 'Bus handler latency', this.registry, LATENCY_BUCKETS);
+    const requested = new SubjectCodeCounter('apphost_bus_requested_total', 'Bus requests sent, by subject and outcome code', this.registry);
+    const requestedSeconds = new SubjectHistogram('apphost_bus_requested_seconds', 'Bus request round-trip latency', this.registry, LATENCY_BUCKETS);
     const transfers = new Counter({
       name: 'apphost_bus_transfers_total',
       help: 'Bus replies over the payload limit moved in chunks, by subject, side (served, fetched) and outcome code',
@@ -66,12 +46,12 @@ export class ServiceMetrics {
     });
     this.bus = {
       observeHandled: (subject, code, seconds) => {
-        handled.inc({ subject, code });
-        handledSeconds.observe({ subject }, seconds);
+        handled.inc(subject, code);
+        handledSeconds.observe(subject, seconds);
       },
       observeRequested: (subject, code, seconds) => {
-        requested.inc({ subject, code });
-        requestedSeconds.observe({ subject }, seconds);
+        requested.inc(subject, code);
+        requestedSeconds.observe(subject, seconds);
       },
       observeTransfer: (subject, side, code, bytes) => {
         transfers.inc({ subject, side, code });

@@ -1,4 +1,7 @@
-import { connect, ErrorCode, Events, headers as natsHeaders, type NatsConnection, type NatsError, type MsgHdrs } from 'nats';
+import { connect, ErrorCode, Events, type NatsConnection, type NatsError, type Msg } from 'nats';
+import { fromNatsMessage, toNatsHeaders } from './nats-headers';
+import { Outbox } from './outbox';
+import { ReplyInbox } from './reply-inbox';
 import { SubjectNamespace } from './subject-namespace';
 import {
   TransportError,
@@ -19,9 +22,10 @@ export interface NatsTransportOptions {
 }
 
 /**
- * NATS core request-reply with the `nats` 2.x client (the one NestJS 11 uses). Requests go through the
- * client's multiplexed inbox (`nc.request`), which reports "no responders" as an immediate 503 rather than a
- * timeout; that is what lets UNAVAILABLE mean "not executed".
+ * NATS core request-reply with the `nats` 2.x client (the one NestJS 11 uses). Requests go through one
+ * multiplexed inbox per connection (`ReplyInbox`, the semantics of `nc.request` without its per-request garbage),
+ * where NATS reports "no responders" as an immediate 503 rather than a timeout; that is what lets UNAVAILABLE mean
+ * "not executed".
  *
  * While the connection is down (disconnected, reconnecting, closed) a request is refused at once (`disconnected` /
  * `closed`) instead of being written to the client's reconnect buffer: nats.js would otherwise hold it and send it
@@ -33,6 +37,9 @@ export class NatsTransport implements BusTransport {
   readonly subjectPrefix: string;
   /** From the client's status events: false from `disconnect` until `reconnect`. */
   private linkUp = true;
+  private readonly inbox: ReplyInbox;
+  /** Replies of this event-loop turn, published together at its end. */
+  private readonly outbox = new Outbox();
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -42,6 +49,7 @@ export class NatsTransport implements BusTransport {
     const serverMax = nc.info?.max_payload ?? 1024 * 1024;
     this.maxPayloadBytes = Math.min(serverMax, cap ?? serverMax);
     this.subjectPrefix = namespace.prefix;
+    this.inbox = new ReplyInbox(nc);
     void this.followStatus();
   }
 
@@ -66,14 +74,21 @@ export class NatsTransport implements BusTransport {
     return new NatsTransport(nc, options.maxPayloadBytes, namespace);
   }
 
+  /** Why a request cannot be published now. */
+  private refusal(): TransportError | undefined {
+    if (this.nc.isClosed()) return new TransportError('closed', 'NATS connection is closed');
+    if (!this.linkUp) return new TransportError('disconnected', 'NATS connection is down (reconnecting)');
+    return undefined;
+  }
+
   async request(subject: string, data: Uint8Array, options: TransportRequestOptions): Promise<TransportReply> {
-    if (this.nc.isClosed()) throw new TransportError('closed', 'NATS connection is closed');
-    if (!this.linkUp) throw new TransportError('disconnected', 'NATS connection is down (reconnecting)');
+    const refused = this.refusal();
+    if (refused) throw refused;
     try {
-      const reply = await this.nc.request(this.namespace.wire(subject), data, { timeout: options.timeoutMs, headers: toNatsHeaders(options.headers) });
-      return { data: reply.data, headers: fromNatsHeaders(reply.headers) };
+      const reply = await this.inbox.request(this.namespace.wire(subject), data, options.timeoutMs, toNatsHeaders(options.headers));
+      return { data: reply.data, headers: fromNatsMessage(reply) };
     } catch (error) {
-      throw mapNatsError(error as NatsError);
+      throw error instanceof TransportError ? error : mapNatsError(error as NatsError);
     }
   }
 
@@ -82,15 +97,24 @@ export class NatsTransport implements BusTransport {
       queue: this.namespace.wire(queue),
       callback: (err, msg) => {
         if (err || !msg.reply) return;
-        const headers = fromNatsHeaders(msg.headers);
-        void handler({ subject: this.namespace.logical(msg.subject), data: msg.data, headers }).then((reply) => {
-          if (this.nc.isClosed()) return;
-          const replyHeaders = Object.keys(reply.headers).length > 0 ? toNatsHeaders(reply.headers) : undefined;
-          msg.respond(reply.data, replyHeaders ? { headers: replyHeaders } : undefined);
-        });
+        const headers = fromNatsMessage(msg);
+        void handler({ subject: this.namespace.logical(msg.subject), data: msg.data, headers }).then((reply) => this.respondSoon(msg, reply));
       },
     });
     return { drain: () => (sub.isClosed() ? Promise.resolve() : sub.drain()) };
+  }
+
+  /** At the end of this turn, with the other publishes of the turn (`Outbox`). */
+  private respondSoon(msg: Msg, reply: TransportReply): void {
+    this.outbox.post(() => {
+      if (this.nc.isClosed()) return;
+      const replyHeaders = Object.keys(reply.headers).length > 0 ? toNatsHeaders(reply.headers) : undefined;
+      try {
+        msg.respond(reply.data, replyHeaders ? { headers: replyHeaders } : undefined);
+      } catch {
+        // Draining past its last publish: the requester times out (OUTCOME_UNKNOWN), which is what happened.
+      }
+    });
   }
 
   async flush(): Promise<void> {
@@ -103,24 +127,12 @@ export class NatsTransport implements BusTransport {
 
   async close(): Promise<void> {
     if (this.nc.isClosed()) return;
+    this.outbox.run(); // what this turn published goes out before the drain
     // Draining needs the server; while the link is down (or the drain fails) close outright, or the client's
     // reconnect timers would keep the process alive.
     if (!this.linkUp) return this.nc.close();
     await this.nc.drain().catch(() => this.nc.close());
   }
-}
-
-function toNatsHeaders(values: Record<string, string>): MsgHdrs {
-  const h = natsHeaders();
-  for (const key in values) h.set(key, values[key]);
-  return h;
-}
-
-function fromNatsHeaders(h: MsgHdrs | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
-  if (!h) return out;
-  for (const key of h.keys()) out[key.toLowerCase()] = h.get(key);
-  return out;
 }
 
 function mapNatsError(error: NatsError): Error {
