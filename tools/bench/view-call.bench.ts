@@ -67,18 +67,30 @@ async function main(): Promise<void> {
       const raw = await runLoad(directCall, TOTAL, inflight);
       const floor = await runLoad(floorCall, TOTAL, inflight);
       const tracing = await startStageTrace(sourcesOf(bench.plane));
+      const cpu = process.cpuUsage();
       const viewCall = await runLoad(viaGateway, TOTAL, inflight);
+      const viewCpu = cpuMsPerOp(cpu, TOTAL);
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${floor.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
       );
-      console.log(JSON.stringify(line(inflight, raw, floor, viewCall)));
+      console.log(JSON.stringify({ ...line(inflight, raw, floor, viewCall), view_node_cpu_ms_per_op: round3(viewCpu) }));
       console.log(JSON.stringify({ bench: 'view-call', inflight, stage_trace: stages }));
     }
   } finally {
     await direct.close().catch(() => undefined);
     await bench.stop().catch(() => undefined);
   }
+}
+
+/**
+ * CPU of this process per View call since `since` (user + system): the gateway and every service of the plane run
+ * in it, so this is what a call costs the plane (the fixture's and nats-server's processes are not counted). It is
+ * the figure to compare between runs on a shared machine, where latency swings with the other load.
+ */
+function cpuMsPerOp(since: NodeJS.CpuUsage, total: number): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000 / total;
 }
 
 function line(inflight: number, raw: Measurement, floor: Measurement, view: Measurement): Record<string, unknown> {

@@ -4,7 +4,6 @@ import {
   CatalogAppCatalog,
   CatalogReasons,
   GovernedReasons,
-  LifecycleGetSession,
   type BoundGeneration,
   type BoundToolHandle,
   type ResponseOf,
@@ -57,20 +56,20 @@ export class ViewBarrier {
     const listed = target.kind === 'tool' ? openedGenerationOf(opened) : null;
     // Independent questions, asked together; answered in order (a revoked principal wins over any other answer).
     const answers = await Promise.allSettled([
-      this.peers.principalRevoked(caller.principal),
-      this.currentSession(opened),
+      // The principal and the session, read now in one lifecycle-store request.
+      this.peers.standing(caller.principal, opened.session),
       this.records.find(opened.viewId),
       opened.widget.toolsetId ? this.peers.toolset(opened.widget.toolsetId) : null,
       // Asked for every target: a retained outcome is delivered, and a model-context update or message committed,
       // without any call upstream that would find the generation gone by itself.
       listed ? this.appCatalog(listed) : opened.generation ? this.peers.generationAlive(opened.generation) : true,
     ]);
-    const [revoked, session, stored, toolset, aliveOrCatalog] = answers;
-    if (valueOf(revoked)) {
+    const [standing, stored, toolset, aliveOrCatalog] = answers;
+    const { revoked, session: current } = valueOf(standing);
+    if (revoked) {
       await this.end(opened.viewId, 'PRINCIPAL_REVOKED');
       throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
     }
-    const current = valueOf(session);
     if (!current || current.state !== 'ACTIVE' || current.incarnation !== opened.incarnation) await this.revoke(opened.viewId, 'SESSION_DELETED');
     const record = this.liveRecord(valueOf(stored), opened);
     if (record.expiresAt !== null && Date.parse(record.expiresAt) <= Date.now()) await this.revoke(record.viewId, 'LEASE_EXPIRED');
@@ -125,15 +124,6 @@ export class ViewBarrier {
     if (record.grantDigest !== opened.grantDigest || record.generation.generationId !== opened.generation?.generationId)
       throw new AppHostError('PERMISSION_DENIED', 'the view grant is not valid for this view', { details: GovernedReasons.details('VIEW_GRANT_INVALID') });
     return record;
-  }
-
-  private async currentSession(record: ViewRecord): Promise<ResponseOf<typeof LifecycleGetSession> | null> {
-    try {
-      return await this.bus.request(LifecycleGetSession, { session: record.session });
-    } catch (error) {
-      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return null;
-      throw error;
-    }
   }
 
   /** Ends the View and refuses: FAILED_PRECONDITION `VIEW_REVOKED` with the reason. */

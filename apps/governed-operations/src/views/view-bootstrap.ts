@@ -5,7 +5,6 @@ import {
   AppHostError,
   GovernedReasons,
   isWidgetDescriptor,
-  LifecycleGetSession,
   viewPolicyOf,
   type HostProfile,
   type LiveView,
@@ -93,9 +92,10 @@ export class ViewBootstrap {
     const { caller, session } = request;
     if (!callerMaySee(caller, session)) throw viewNotFound();
     // Independent questions, asked together; answered in the RFC's order (a revoked principal wins over any session answer).
-    const [revoked, asked] = await Promise.allSettled([this.peers.principalRevoked(caller.principal), this.bus.request(LifecycleGetSession, { session })]);
-    if (valueOf(revoked)) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
-    const current = valueOf(asked);
+    // Both in one lifecycle-store request, read now.
+    const { revoked, session: current } = await this.peers.standing(caller.principal, session);
+    if (revoked) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    if (!current) throw new AppHostError('NOT_FOUND', `session ${session.sessionId} of app ${session.appName} does not exist`);
     if (current.state !== 'ACTIVE') throw viewNotFound();
     const incarnation = current.incarnation;
     const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
