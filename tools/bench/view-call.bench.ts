@@ -25,6 +25,8 @@ const TOTAL = positiveIntEnv('BENCH_TOTAL', 400);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 const TARGET_ADDED_P50_MS = 3;
 const TARGET_RATIO_16 = 0.4;
+/** How long the plane's idle CPU is measured before the levels. */
+const IDLE_MS = 3_000;
 
 async function main(): Promise<void> {
   const bench = await startRpcPlane({
@@ -63,6 +65,11 @@ async function main(): Promise<void> {
     await runLoad(directCall, WARMUP, 1);
     await runLoad(floorCall, WARMUP, 1);
     await runLoad(viaGateway, WARMUP, 1);
+    // The plane's own background CPU (heartbeats, sweeps, pollers) while nothing is asked: part of every per-call figure.
+    const idleSince = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idle = process.cpuUsage(idleSince);
+    console.log(JSON.stringify({ bench: 'view-call', idle_node_cpu_ms_per_s: round3((idle.user + idle.system) / IDLE_MS) }));
     for (const inflight of [1, 16]) {
       const raw = await runLoad(directCall, TOTAL, inflight);
       const floor = await runLoad(floorCall, TOTAL, inflight);
