@@ -29,6 +29,8 @@ import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './h
 const TOTAL_SMALL = positiveIntEnv('BENCH_TOTAL_SMALL', 100);
 const TOTAL_LARGE = positiveIntEnv('BENCH_TOTAL_LARGE', 16);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 5);
+/** `BENCH_DOCUMENTS=basic-vanillajs` (or `pdf`): only those documents (default: both). */
+const DOCUMENTS = process.env['BENCH_DOCUMENTS'] ? process.env['BENCH_DOCUMENTS'].split(',') : null;
 const MIB = 1024 * 1024;
 
 interface Document {
@@ -53,10 +55,12 @@ async function main(): Promise<void> {
     const base = viewProfile();
     const benchProfile: HostProfile = { ...base, limits: { ...base.limits, readTimeoutMs: 120_000 } };
     await putProfile(ready, 'p1', benchProfile);
-    const documents: Document[] = [
-      { name: 'basic-vanillajs', appName: 'vanilla', server: publishedBasicVanillaJs(), total: TOTAL_SMALL },
-      { name: 'pdf', appName: 'pdf', server: publishedPdf(), total: TOTAL_LARGE },
-    ];
+    const documents = (
+      [
+        { name: 'basic-vanillajs', appName: 'vanilla', server: publishedBasicVanillaJs(), total: TOTAL_SMALL },
+        { name: 'pdf', appName: 'pdf', server: publishedPdf(), total: TOTAL_LARGE },
+      ] as Document[]
+    ).filter((doc) => DOCUMENTS === null || DOCUMENTS.includes(doc.name));
     for (const doc of documents) {
       const state = await putToolset(ready, doc.appName, { connection: doc.server.connection, profileId: 'p1' });
       if (state !== 'PROFILE_BOUND') throw new Error(`toolset ${doc.appName} is ${state}`);
@@ -127,13 +131,23 @@ async function main(): Promise<void> {
       await closeOpened();
       for (const inflight of [1, 16]) {
         const raw = await runLoad(directRead, doc.total, inflight);
+        let cpu = process.cpuUsage();
         const floor = await runLoad(floorRead, doc.total, inflight);
+        const floorCpu = cpuMsPerOp(cpu, doc.total);
+        cpu = process.cpuUsage();
         const view = await runLoad(viaGateway, doc.total, inflight);
+        const viewCpu = cpuMsPerOp(cpu, doc.total);
         await closeOpened();
         process.stderr.write(
           `${doc.name} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${floor.p50_ms.toFixed(2)} ms, view ${view.p50_ms.toFixed(2)} ms\n`,
         );
-        console.log(JSON.stringify(line(doc, bytes, inflight, raw, floor, view)));
+        console.log(
+          JSON.stringify({
+            ...line(doc, bytes, inflight, raw, floor, view),
+            floor_node_cpu_ms_per_op: round3(floorCpu),
+            view_node_cpu_ms_per_op: round3(viewCpu),
+          }),
+        );
       }
     }
   } finally {
@@ -143,6 +157,12 @@ async function main(): Promise<void> {
     await nats.stop();
     await dropSchemasWithPrefix(prefix);
   }
+}
+
+/** CPU of this process (gateway and every service of the plane) per operation since `since`: comparable across runs. */
+function cpuMsPerOp(since: NodeJS.CpuUsage, total: number): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000 / total;
 }
 
 function line(doc: Document, bytes: number, inflight: number, raw: Measurement, floor: Measurement, view: Measurement): Record<string, unknown> {

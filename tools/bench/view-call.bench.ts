@@ -30,6 +30,8 @@ const TARGET_ADDED_P50_MS = 3;
 const TARGET_RATIO_16 = 0.4;
 /** About the size of one app audit event. */
 const FLOOR = [{ name: 'audit', bytes: 768 }];
+/** How long the plane's idle CPU is measured before the levels. */
+const IDLE_MS = 3_000;
 
 async function runMode(mode: BenchMode): Promise<void> {
   const plane = await startBenchPlane(mode, {
@@ -73,17 +75,24 @@ async function runMode(mode: BenchMode): Promise<void> {
     await runLoad(ownerCall, WARMUP, 1);
     await runLoad(floor.op, WARMUP, 1);
     await runLoad(viaGateway, WARMUP, 1);
+    // The plane's own background CPU (heartbeats, sweeps, pollers) while nothing is asked: part of every per-call figure.
+    const idleSince = process.cpuUsage();
+    await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
+    const idle = process.cpuUsage(idleSince);
+    console.log(JSON.stringify({ bench: 'view-call', mode, idle_node_cpu_ms_per_s: round3((idle.user + idle.system) / IDLE_MS) }));
     for (const inflight of [1, 16]) {
       const raw = await runLoad(directCall, TOTAL, inflight);
       const owner = await runLoad(ownerCall, TOTAL, inflight);
       const commits = await runLoad(floor.op, TOTAL, inflight);
       const tracing = await startStageTrace(plane.sources);
+      const cpu = process.cpuUsage();
       const viewCall = await runLoad(viaGateway, TOTAL, inflight);
+      const viewCpu = cpuMsPerOp(cpu, TOTAL);
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
       );
-      console.log(JSON.stringify(line(mode, inflight, { raw, owner, commits, view: viewCall })));
+      console.log(JSON.stringify({ ...line(mode, inflight, { raw, owner, commits, view: viewCall }), view_node_cpu_ms_per_op: round3(viewCpu) }));
       console.log(JSON.stringify({ bench: 'view-call', mode, inflight, stage_trace: stages }));
     }
   } finally {
@@ -91,6 +100,16 @@ async function runMode(mode: BenchMode): Promise<void> {
     await floor.stop().catch(() => undefined);
     await plane.stop().catch(() => undefined);
   }
+}
+
+/**
+ * CPU of this process per View call since `since` (user + system). In `plane` mode the gateway and every service
+ * run in it, so this is what a call costs the plane (the fixture's processes are not counted); in `services` mode it
+ * is only the load generator's. It is the figure to compare between runs on a shared machine.
+ */
+function cpuMsPerOp(since: NodeJS.CpuUsage, total: number): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000 / total;
 }
 
 function line(mode: BenchMode, inflight: number, m: Record<'raw' | 'owner' | 'commits' | 'view', Measurement>): Record<string, unknown> {

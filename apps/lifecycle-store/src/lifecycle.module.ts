@@ -19,6 +19,7 @@ import { LifecycleMetrics } from './metrics';
 import { LifecycleRepository } from './sessions/lifecycle.repository';
 import { LifecycleService } from './sessions/lifecycle.service';
 import { PrincipalRevocationHandlers } from './principals/principal-revocation.handlers';
+import { SessionStandingHandlers } from './principals/session-standing.handlers';
 import { PrincipalRevocationRepository } from './principals/principal-revocation.repository';
 
 export const LIFECYCLE_CONTEXT = Symbol('LIFECYCLE_CONTEXT');
@@ -90,6 +91,7 @@ export class LifecycleModule {
         SealedReferencesHandlers,
         { provide: PrincipalRevocationRepository, useValue: new PrincipalRevocationRepository(database) },
         PrincipalRevocationHandlers,
+        SessionStandingHandlers,
         { provide: MessageWaiter, useValue: new MessageWaiter(database) },
         {
           provide: MessagesService,

@@ -109,6 +109,28 @@ describe('tool-definition pinning', () => {
     expect(rows).toEqual([{ actor: 'admin', previous_fingerprint: before.approvedFingerprint, fingerprint: drifted[0].tool.fingerprint }]);
   });
 
+  it('a listing of tools all pinned already only reads; a tool seen for the first time beside them is recorded', async () => {
+    const g3 = { ...generation, toolsetId: 'steady-ts' };
+    const cs = (tools: Record<string, unknown>[]) => resolveOneClass('steady-ts', toListing(g3, tools)).candidates;
+    const first = cs([{ name: 'a' }, { name: 'b' }]);
+    expect((await pinning.evaluate('steady-ts', first))(first[0])).toBe(false);
+    const events = async () => (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM tool_pin_events WHERE toolset_id = 'steady-ts'`)).rows[0].n;
+    expect(await events()).toBe('2');
+    // The steady state: same tools, same definitions — nothing recorded, nothing quarantined.
+    for (let i = 0; i < 3; i++) expect(first.filter(await pinning.evaluate('steady-ts', first))).toEqual([]);
+    expect(await events()).toBe('2');
+    // A new tool beside known ones takes the recording path: first sight recorded, the known ones unchanged.
+    const grown = cs([{ name: 'a' }, { name: 'b' }, { name: 'c' }]);
+    expect(grown.filter(await pinning.evaluate('steady-ts', grown))).toEqual([]);
+    const { rows } = await db.query<{ tool_name: string; kind: string }>(
+      `SELECT tool_name, kind FROM tool_pin_events WHERE toolset_id = 'steady-ts' ORDER BY id`,
+    );
+    expect(rows.map((r: { tool_name: string; kind: string }) => `${r.tool_name}:${r.kind}`)).toEqual(['a:FIRST_SIGHT', 'b:FIRST_SIGHT', 'c:FIRST_SIGHT']);
+    // A drifted known tool is still quarantined on the read-only path.
+    const drifted = cs([{ name: 'a', description: 'changed' }, { name: 'b' }, { name: 'c' }]);
+    expect(drifted.filter(await pinning.evaluate('steady-ts', drifted)).map((c) => c.tool.name)).toEqual(['a']);
+  });
+
   it('concurrent first sightings of different definitions: one wins durably, the other is quarantined', async () => {
     const g2 = { ...generation, toolsetId: 'race-ts' };
     const cs = (d: string) => resolveOneClass('race-ts', toListing(g2, [{ name: 'r', description: d }])).candidates;

@@ -44,12 +44,19 @@ const toPin = (r: DbRow): PinRow => ({
 export class PinsRepository {
   constructor(private readonly db: Database) {}
 
-  /** Records first sightings (one statement) and returns every pin of these tools as stored. */
+  /**
+   * Records first sightings (one statement) and returns every pin of these tools as stored. Pins are never deleted,
+   * so when every sighted tool is pinned already (every listing after the first) the insert-or-nothing would write
+   * nothing: the pins are read first, and only a listing with a tool never seen before records it and reads again.
+   */
   async recordAndLoad(toolsetId: string, sightings: readonly Sighting[]): Promise<PinRow[]> {
     if (sightings.length === 0) return [];
     const classes = sightings.map((s) => s.connectionClass);
     const names = sightings.map((s) => s.name);
     const fps = sightings.map((s) => s.fingerprint);
+    const known = await this.load(toolsetId, classes, names);
+    const pinned = new Set(known.map((p) => `${p.connectionClass}\u0000${p.name}`));
+    if (sightings.every((s) => pinned.has(`${s.connectionClass}\u0000${s.name}`))) return known;
     await this.db.query(
       `WITH inserted AS (
          INSERT INTO tool_pins (toolset_id, connection_class, tool_name, state, approved_fingerprint)
@@ -60,6 +67,11 @@ export class PinsRepository {
        SELECT $1, connection_class, tool_name, 'FIRST_SIGHT', approved_fingerprint FROM inserted`,
       [toolsetId, classes, names, fps],
     );
+    return this.load(toolsetId, classes, names);
+  }
+
+  /** The stored pins of these (class, name) pairs of the toolset. */
+  private async load(toolsetId: string, classes: readonly string[], names: readonly string[]): Promise<PinRow[]> {
     const { rows } = await this.db.query<DbRow>(
       `SELECT ${COLUMNS} FROM tool_pins p JOIN unnest($2::text[], $3::text[]) AS s(c, n) ON p.connection_class = s.c AND p.tool_name = s.n WHERE p.toolset_id = $1`,
       [toolsetId, classes, names],

@@ -21,6 +21,7 @@ import {
   LifecycleGetEvent,
   LifecycleGetPrincipalRevocation,
   LifecycleGetSession,
+  LifecycleGetSessionStanding,
   RegistryGetProfile,
   RegistryGetToolset,
   SealedCommit,
@@ -244,17 +245,26 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   const nats = await startPrivateNats();
   const transport = await connectTestTransport('fakes', { natsUrl: nats.url });
   const fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
+  const sessionOf = (session: ParsedRequestOf<typeof LifecycleGetSession>['session']) => ({
+    session,
+    incarnation: state.incarnation,
+    state: 'ACTIVE' as const,
+    version: 2,
+    adopted: false,
+    updatedAt: new Date().toISOString(),
+    cascade: null,
+  });
   fakes.register(LifecycleGetSession, (r) => {
     state.log.push('get-session');
     if (state.sessionGone) throw new AppHostError('NOT_FOUND', 'no such session');
+    return sessionOf(r.session);
+  });
+  // The two answers of `get-principal-revocation` and `get-session` in one request, as the store gives them.
+  fakes.register(LifecycleGetSessionStanding, (r) => {
+    state.log.push('get-session');
     return {
-      session: r.session,
-      incarnation: state.incarnation,
-      state: 'ACTIVE' as const,
-      version: 2,
-      adopted: false,
-      updatedAt: new Date().toISOString(),
-      cascade: null,
+      revoked: state.revokedPrincipals.has(`${r.principal.tenant}/${r.principal.subject}`),
+      session: state.sessionGone ? null : sessionOf(r.session),
     };
   });
   fakes.register(CatalogClassifyBatch, async (r) => {

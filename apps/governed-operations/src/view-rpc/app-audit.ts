@@ -9,6 +9,7 @@ import {
   type AppAuditRecord,
   type DescriptorSealedResultRef,
   type LedgerEventInput,
+  type ResponseOf,
   type SealedEnvelope,
 } from '@apphost/contracts';
 import type { Logger } from '@apphost/runtime';
@@ -48,7 +49,8 @@ interface Sealed {
  * that id, which the ledger requires of every reference), and the record names that id. An append that fails
  * leaves the record PENDING and referenced by nothing, so the sealed store's GC collects it; the append's error is
  * rethrown (the service decides what the View hears). A seal that fails does not lose the audit event: it is
- * appended without a reference (logged). Retention runs after each append (`audit-retention.ts`).
+ * appended without a reference (logged). Retention counts while the append runs and compacts after it
+ * (`audit-retention.ts`).
  */
 export class AppAudit implements AuditPort {
   private readonly retention: AuditRetention;
@@ -72,13 +74,21 @@ export class AppAudit implements AuditPort {
       customMetadata: { [APP_AUDIT_METADATA_KEY]: record },
       ...(sealed ? { functionResponses: [{ id: sealed.functionCallId, name: sealed.name }], sealedResultRefs: { [sealed.functionCallId]: sealed.ref } } : {}),
     };
-    const appended = await this.bus.request(
-      LifecycleAppendEvents,
-      { session, incarnation, provenance: { path: 'app-operation' }, events: [event] },
-      { timeoutMs: this.options.timeoutMs },
-    );
+    // The retention count (two coordination-store round trips) is taken while the append runs; it never rejects.
+    const counted = this.retention.counted(view, sealed === null);
+    let appended: ResponseOf<typeof LifecycleAppendEvents>;
+    try {
+      appended = await this.bus.request(
+        LifecycleAppendEvents,
+        { session, incarnation, provenance: { path: 'app-operation' }, events: [event] },
+        { timeoutMs: this.options.timeoutMs },
+      );
+    } catch (error) {
+      await counted;
+      throw error;
+    }
     if (sealed) await this.commit(view, sealed, appended.eventIds[0]);
-    await this.retention.appended(view, sealed === null);
+    await this.retention.appended(view, await counted);
   }
 
   /** Seals the full result PENDING with its refresh record; null (logged) when it cannot be sealed. */

@@ -14,6 +14,11 @@ export const auditCountKeyOf = (viewId: string) => `view-audit:${viewId}`;
 
 const countSchema = z.strictObject({ n: z.number().int().min(0), oldestAt: z.number().nullable() });
 type Count = z.infer<typeof countSchema>;
+/** The count after an append (null: unknown) and when it was taken. */
+export interface Counted {
+  count: Count | null;
+  now: number;
+}
 
 /** The coordination store's longest TTL: the count never outlives its View by much. */
 const COUNT_TTL_MS = 24 * 3600 * 1000;
@@ -27,11 +32,13 @@ const COUNT_ATTEMPTS = 5;
 export const keepLastOf = (maxRecordsPerView: number) => maxRecordsPerView - Math.floor(maxRecordsPerView / 4);
 
 /**
- * The profile's per-View retention of app audit records (`viewPolicyOf(profile).audit`). After each append the View's
- * count goes up; once it passes `maxRecordsPerView`, or its oldest record is older than `maxAgeMs`, or the count is
- * unknown (first record, lost or unreadable), `compact-app-audit` runs before `appended` returns — one per View per
- * replica at a time (a concurrent append of the same View does not wait for it). Best effort: a failure is logged,
- * never thrown; the count stays past the bound, so the next append retries.
+ * The profile's per-View retention of app audit records (`viewPolicyOf(profile).audit`). For each append the View's
+ * count goes up (`count`, asked while the append runs: an append that then fails was counted once too often, which
+ * only brings the next compaction earlier); once the append is done and the count passes `maxRecordsPerView`, or its
+ * oldest record is older than `maxAgeMs`, or the count is unknown (first record, lost or unreadable),
+ * `compact-app-audit` runs before `appended` returns — one per View per replica at a time (a concurrent append of the
+ * same View does not wait for it). Best effort: a failure is logged, never thrown; the count stays past the bound, so
+ * the next append retries.
  */
 export class AuditRetention {
   private readonly running = new Set<string>();
@@ -43,15 +50,26 @@ export class AuditRetention {
     private readonly timeoutMs: number,
   ) {}
 
-  /** One operation record of the View was appended; `compactable` is false for one that carries a sealed reference. */
-  async appended(view: ViewContext, compactable: boolean): Promise<void> {
+  /**
+   * Counts one operation record of the View about to be appended (`compactable` is false for one that carries a
+   * sealed reference); never rejects (null: unknown). Pass the answer to `appended` once the append is done.
+   */
+  counted(view: ViewContext, compactable: boolean): Promise<Counted> {
+    const { viewId } = view.view.record;
+    const now = Date.now();
+    return this.count(viewId, compactable, now).then(
+      (count) => ({ count, now }),
+      (error: unknown) => {
+        this.logger.warn({ viewId, error: describeFailure(error) }, 'app audit count unavailable: compacting to recount');
+        return { count: null, now };
+      },
+    );
+  }
+
+  /** The record was appended: compacts the View's records when its count says so. */
+  async appended(view: ViewContext, { count, now }: Counted): Promise<void> {
     const { viewId } = view.view.record;
     const { maxRecordsPerView, maxAgeMs } = view.policy.audit;
-    const now = Date.now();
-    const count = await this.count(viewId, compactable, now).catch((error: unknown) => {
-      this.logger.warn({ viewId, error: describeFailure(error) }, 'app audit count unavailable: compacting to recount');
-      return null;
-    });
     const due = count === null || count.n > maxRecordsPerView || (count.oldestAt !== null && now - count.oldestAt > maxAgeMs);
     if (!due || this.running.has(viewId)) return;
     this.running.add(viewId);

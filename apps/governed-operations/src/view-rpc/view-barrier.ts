@@ -4,7 +4,6 @@ import {
   CatalogAppCatalog,
   CatalogReasons,
   GovernedReasons,
-  LifecycleGetSession,
   type BoundGeneration,
   type BoundToolHandle,
   type ResponseOf,
@@ -18,7 +17,7 @@ import { assertAdvertised } from '../conversation/modalities';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { viewNotFound } from '../views/view-access';
 import { revocationReasonOf, revokedError } from '../views/view-checks';
-import type { ViewCollaborators } from '../views/view-collaborators';
+import { isGenerationGone, type ViewCollaborators } from '../views/view-collaborators';
 import { resourcePolicyOf } from '../views/view-opening';
 import type { StoredView, ViewRecord, ViewRecords } from '../views/view-records';
 import type { ViewTeardown } from '../views/view-teardown';
@@ -33,6 +32,11 @@ import type { BarrierPass, OperationTarget, ViewContext } from './ports';
  * exactly that generation with arguments its `inputSchema` accepts; a URI must be allowed by the resource policy; a
  * model-context update may use only the advertised modalities and must fit the profile's per-register cap.
  * A View that fails a liveness check is ended here (with the revocation reason), so every later call fails fast.
+ *
+ * Every question is asked after the queue slot and answered before the effect; none depends on another's answer, so
+ * they are asked concurrently and read in that order (one round trip of latency, not five). A tool's app catalog is
+ * one of them: listed on the View's generation as opened (a read, no effect), it is used only when the record read
+ * now names exactly that generation, and a listing that finds the generation gone is the GENERATION_GONE answer.
  */
 export class ViewBarrier {
   constructor(
@@ -46,22 +50,26 @@ export class ViewBarrier {
 
   async check(ctx: ViewContext, target: OperationTarget, caller: ViewCaller): Promise<BarrierPass> {
     const opened = ctx.view.record;
+    // A tool's fresh app catalog is listed on the View's generation as opened, together with the liveness questions:
+    // its listing goes through the generation's owner, so it also answers whether the generation lives (no separate
+    // generation-state request). It is only used if the record read now names exactly that generation.
+    const listed = target.kind === 'tool' ? openedGenerationOf(opened) : null;
     // Independent questions, asked together; answered in order (a revoked principal wins over any other answer).
     const answers = await Promise.allSettled([
-      this.peers.principalRevoked(caller.principal),
-      this.currentSession(opened),
+      // The principal and the session, read now in one lifecycle-store request.
+      this.peers.standing(caller.principal, opened.session),
       this.records.find(opened.viewId),
       opened.widget.toolsetId ? this.peers.toolset(opened.widget.toolsetId) : null,
       // Asked for every target: a retained outcome is delivered, and a model-context update or message committed,
       // without any call upstream that would find the generation gone by itself.
-      opened.generation ? this.peers.generationAlive(opened.generation) : true,
+      listed ? this.appCatalog(listed) : opened.generation ? this.peers.generationAlive(opened.generation) : true,
     ]);
-    const [revoked, session, stored, toolset, alive] = answers;
-    if (valueOf(revoked)) {
+    const [standing, stored, toolset, aliveOrCatalog] = answers;
+    const { revoked, session: current } = valueOf(standing);
+    if (revoked) {
       await this.end(opened.viewId, 'PRINCIPAL_REVOKED');
       throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
     }
-    const current = valueOf(session);
     if (!current || current.state !== 'ACTIVE' || current.incarnation !== opened.incarnation) await this.revoke(opened.viewId, 'SESSION_DELETED');
     const record = this.liveRecord(valueOf(stored), opened);
     if (record.expiresAt !== null && Date.parse(record.expiresAt) <= Date.now()) await this.revoke(record.viewId, 'LEASE_EXPIRED');
@@ -69,11 +77,16 @@ export class ViewBarrier {
     if (!binding || binding.state !== 'PROFILE_BOUND') await this.revoke(record.viewId, 'TOOLSET_REVOKED');
     if (binding?.bindingGeneration !== record.bindingGeneration || binding?.bindingRevision !== record.bindingRevision)
       await this.revoke(record.viewId, 'TOOLSET_REBOUND');
-    if (!valueOf(alive)) await this.revoke(record.viewId, 'GENERATION_GONE');
+    const catalog = listed ? catalogOrGone(aliveOrCatalog) : null;
+    if (listed ? catalog === null : !valueOf(aliveOrCatalog as PromiseSettledResult<boolean>)) await this.revoke(record.viewId, 'GENERATION_GONE');
 
     const generation = boundGenerationOf(record);
     const pass: BarrierPass = { generation, tool: null, canonicalUri: null, session: record.session, incarnation: record.incarnation };
-    if (target.kind === 'tool') return { ...pass, tool: await this.appTool(ctx, generation, target.name, target.arguments) };
+    if (target.kind === 'tool') {
+      // The listing serves only if it was taken on exactly the generation the record names now; else a fresh one.
+      const tools = listed && catalog && sameGeneration(listed, generation) ? catalog.tools : (await this.appCatalog(generation)).tools;
+      return { ...pass, tool: this.appTool(tools, generation, target.name, target.arguments) };
+    }
     if (target.kind === 'read') return { ...pass, canonicalUri: allowedUri(ctx, target.uri) };
     if (target.kind === 'context') {
       // What the bootstrap advertised (the same intersection), then the per-register cap: refused whole, never cut.
@@ -90,8 +103,7 @@ export class ViewBarrier {
   }
 
   /** The tool's current app-catalog entry on exactly the View's generation, its arguments checked against it. */
-  private async appTool(ctx: ViewContext, generation: BoundGeneration, name: string, args: Record<string, unknown>): Promise<BoundToolHandle> {
-    const { tools } = await this.appCatalog(generation);
+  private appTool(tools: readonly BoundToolHandle[], generation: BoundGeneration, name: string, args: Record<string, unknown>): BoundToolHandle {
     const tool = tools.find(
       (t) =>
         t.nativeName === name && t.toolsetId === generation.toolsetId && t.execution.generationId === generation.generationId && t.visibility.includes('app'),
@@ -114,15 +126,6 @@ export class ViewBarrier {
     return record;
   }
 
-  private async currentSession(record: ViewRecord): Promise<ResponseOf<typeof LifecycleGetSession> | null> {
-    try {
-      return await this.bus.request(LifecycleGetSession, { session: record.session });
-    } catch (error) {
-      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return null;
-      throw error;
-    }
-  }
-
   /** Ends the View and refuses: FAILED_PRECONDITION `VIEW_REVOKED` with the reason. */
   async revoke(viewId: string, reason: ViewRevocationReason): Promise<never> {
     await this.end(viewId, reason);
@@ -143,6 +146,32 @@ export class ViewBarrier {
 function valueOf<T>(settled: PromiseSettledResult<T>): T {
   if (settled.status === 'rejected') throw settled.reason;
   return settled.value;
+}
+
+/** The app catalog asked with the liveness questions: its value, null when it found the generation gone, else its failure. */
+function catalogOrGone(settled: PromiseSettledResult<unknown>): ResponseOf<typeof CatalogAppCatalog> | null {
+  if (settled.status === 'rejected' && isGenerationGone(settled.reason)) return null;
+  return valueOf(settled as PromiseSettledResult<ResponseOf<typeof CatalogAppCatalog>>);
+}
+
+/** The generation of the View as it was opened (null when the record cannot name one: the barrier refuses it below). */
+function openedGenerationOf(opened: ViewRecord): BoundGeneration | null {
+  try {
+    return boundGenerationOf(opened);
+  } catch {
+    return null;
+  }
+}
+
+function sameGeneration(a: BoundGeneration, b: BoundGeneration): boolean {
+  return (
+    a.generationId === b.generationId &&
+    a.fence === b.fence &&
+    a.ownerInstanceId === b.ownerInstanceId &&
+    a.toolsetId === b.toolsetId &&
+    a.bindingGeneration === b.bindingGeneration &&
+    a.connectionClass === b.connectionClass
+  );
 }
 
 /** The generation a View is bound to, as catalog-policy and the owner address it. */

@@ -157,8 +157,9 @@ export class ViewRpcService {
         else await this.audit(ctx, message, target, done, true, started);
         return { kind: 'response', response: responseOf(message, done.outcome) };
       }
-      const done = await this.stillLive(ctx, await this.run(ctx, message, target, operation, caller, attested));
-      const delivered = await this.settle(ctx, operation);
+      const ran = await this.run(ctx, message, target, operation, caller, attested);
+      // Independent (neither throws): the record read again, and the terminal outcome recorded against a cancel.
+      const [done, delivered] = await Promise.all([this.stillLive(ctx, ran), this.settle(ctx, operation)]);
       await this.audit(ctx, message, target, done, delivered, started);
       return delivered ? { kind: 'response', response: responseOf(message, done.outcome) } : { kind: 'cancelled' };
     } finally {

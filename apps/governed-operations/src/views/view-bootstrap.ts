@@ -5,7 +5,6 @@ import {
   AppHostError,
   GovernedReasons,
   isWidgetDescriptor,
-  LifecycleGetSession,
   viewPolicyOf,
   type HostProfile,
   type LiveView,
@@ -68,7 +67,8 @@ class Placeholder extends Error {
 /**
  * The render bootstrap (`open-view`), in the RFC's order: (1) the caller, its principal, the session and the
  * widget; (2) the toolset, the profile, and a View reference on the recorded producing generation; (3) the sealed
- * record; (4) one `resources/read` of the descriptor's URI on that generation; (5) exactly one App document;
+ * record and (4) one `resources/read` of the descriptor's URI on that generation (two reads, asked together and
+ * answered in that order); (5) exactly one App document;
  * (6) the grant. A failure after (2) releases the reference and deletes the half-made View record before it is
  * answered; the placeholder cases (legacy widget, toolset revoked, generation gone or unrecorded, sealed record
  * missing or corrupt) answer a grantless placeholder View instead.
@@ -93,9 +93,10 @@ export class ViewBootstrap {
     const { caller, session } = request;
     if (!callerMaySee(caller, session)) throw viewNotFound();
     // Independent questions, asked together; answered in the RFC's order (a revoked principal wins over any session answer).
-    const [revoked, asked] = await Promise.allSettled([this.peers.principalRevoked(caller.principal), this.bus.request(LifecycleGetSession, { session })]);
-    if (valueOf(revoked)) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
-    const current = valueOf(asked);
+    // Both in one lifecycle-store request, read now.
+    const { revoked, session: current } = await this.peers.standing(caller.principal, session);
+    if (revoked) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
+    if (!current) throw new AppHostError('NOT_FOUND', `session ${session.sessionId} of app ${session.appName} does not exist`);
     if (current.state !== 'ACTIVE') throw viewNotFound();
     const incarnation = current.incarnation;
     const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
@@ -172,19 +173,24 @@ export class ViewBootstrap {
     profile: HostProfile,
   ): Promise<LiveView> {
     const { request, viewId, incarnation, policy } = opening;
-    const envelope = await this.resolveSealed(opening, descriptor, producer.recordId);
-
     const maxItemBytes = Math.min(policy.views.maxDocumentBytes, READ_LIMIT_BYTES);
-    const read = await this.peers
-      .readResource({
-        generation: { ...producer.generation },
-        uri: descriptor.resourceUri,
-        policy: resourcePolicyOf(profile),
-        limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },
-      })
-      .catch((error: unknown) => {
-        throw documentTooLargeOf(error, descriptor.resourceUri, maxItemBytes);
-      });
+    // (3) and (4) are independent reads (neither has an effect), asked together and answered in order: a sealed
+    // record that fails is the answer even when the document read failed too.
+    const [resolved, answered] = await Promise.allSettled([
+      this.resolveSealed(opening, descriptor, producer.recordId),
+      this.peers
+        .readResource({
+          generation: { ...producer.generation },
+          uri: descriptor.resourceUri,
+          policy: resourcePolicyOf(profile),
+          limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },
+        })
+        .catch((error: unknown) => {
+          throw documentTooLargeOf(error, descriptor.resourceUri, maxItemBytes);
+        }),
+    ]);
+    const envelope = valueOf(resolved);
+    const read = valueOf(answered);
     const document = selectAppDocument(read.contents, { resourceUri: descriptor.resourceUri, maxBytes: policy.views.maxDocumentBytes });
     const listingMeta = (producer.declaration['_meta'] as Record<string, unknown> | undefined)?.['ui'];
     const meta = documentUiMeta(document.itemMeta?.['ui'], listingMeta);

@@ -9,6 +9,7 @@ import {
   LifecycleEndViewMessages,
   LifecycleGetEvent,
   LifecycleGetPrincipalRevocation,
+  LifecycleGetSessionStanding,
   RegistryGetProfile,
   RegistryGetToolset,
   type HostProfile,
@@ -55,6 +56,14 @@ export class ViewCollaborators {
   async principalRevoked(principal: Pick<Principal, 'tenant' | 'subject'>): Promise<boolean> {
     const answer = await this.bus.request(LifecycleGetPrincipalRevocation, { principal: { tenant: principal.tenant, subject: principal.subject } });
     return answer.revoked;
+  }
+
+  /**
+   * The principal's revocation and the session's lifecycle record, both read now, in one request (`session` null: the
+   * session does not exist). For the barriers that need both: one bus round trip instead of two.
+   */
+  standing(principal: Pick<Principal, 'tenant' | 'subject'>, session: SessionKey): Promise<ResponseOf<typeof LifecycleGetSessionStanding>> {
+    return this.bus.request(LifecycleGetSessionStanding, { session, principal: { tenant: principal.tenant, subject: principal.subject } });
   }
 
   /** The lifecycle-store's fence of the View's pending messages: none of them is accepted once it answered. */

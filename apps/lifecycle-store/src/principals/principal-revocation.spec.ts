@@ -1,5 +1,12 @@
 import { randomBytes } from 'node:crypto';
-import { LifecycleGetPrincipalRevocation, LifecycleSetPrincipalRevocation } from '@apphost/contracts';
+import {
+  LifecycleCreateSession,
+  LifecycleDeleteSession,
+  LifecycleGetPrincipalRevocation,
+  LifecycleGetSession,
+  LifecycleGetSessionStanding,
+  LifecycleSetPrincipalRevocation,
+} from '@apphost/contracts';
 import { describeOnPostgres } from '@apphost/testing';
 import { LifecycleHarness } from '../testing/lifecycle-harness';
 
@@ -78,6 +85,27 @@ describeOnPostgres('lifecycle-store principal revocation', (target) => {
         expect(row.subject_digest).toMatch(/^[0-9a-f]{64}$/);
       }
       expect(rows.filter((r) => r.tenant === erin.tenant)).not.toHaveLength(0);
+    });
+
+    it('get-session-standing answers both questions as the two single requests do, read now (no session: null)', async () => {
+      const frank = principal();
+      const key = { tenant: frank.tenant, appName: 'standing', userId: 'u1', sessionId: `s-${randomBytes(6).toString('hex')}` };
+      const standing = () => h.client.request(LifecycleGetSessionStanding, { principal: frank, session: key });
+      await expect(standing()).resolves.toEqual({ revoked: false, session: null });
+
+      await h.client.request(LifecycleCreateSession, { session: key, creationOperationId: `op-${key.sessionId}` });
+      const created = await standing();
+      expect(created).toEqual({ revoked: false, session: await h.client.request(LifecycleGetSession, { session: key }) });
+      expect(created.session).toMatchObject({ state: 'ACTIVE', incarnation: 1 });
+
+      await set(frank, true);
+      await expect(standing()).resolves.toMatchObject({ revoked: true, session: { state: 'ACTIVE' } });
+      await h.client.request(LifecycleDeleteSession, { session: key });
+      const deleted = await standing();
+      expect(deleted.revoked).toBe(true);
+      expect(deleted.session?.state ?? 'ABSENT').not.toBe('ACTIVE');
+      await set(frank, false);
+      await expect(standing()).resolves.toMatchObject({ revoked: false });
     });
 
     it('rejects a malformed principal before any effect (contract validation)', async () => {
