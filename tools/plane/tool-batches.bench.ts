@@ -17,6 +17,11 @@ import { bindNonceToolset, bootBatchPlane } from './tool-batches-harness';
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
 async function main(): Promise<void> {
   const nats = await startPrivateNats();
   const prefix = uniquePrefix();
@@ -46,9 +51,13 @@ async function main(): Promise<void> {
     await runLoad(viaGateway, WARMUP, 1);
     await runLoad(directCall, WARMUP, 1);
     for (const inflight of [1, 16]) {
+      const rawCpu = process.cpuUsage();
       const raw = await runLoad(directCall, TOTAL, inflight);
+      const rawCpuMs = cpuMsSince(rawCpu);
       const tracing = await startStageTrace(sourcesOf(plane));
+      const batchCpu = process.cpuUsage();
       const batch = await runLoad(viaGateway, TOTAL, inflight);
+      const batchCpuMs = cpuMsSince(batchCpu);
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(`inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, batch p50 ${batch.p50_ms.toFixed(2)} ms\n`);
       console.log(
@@ -65,6 +74,9 @@ async function main(): Promise<void> {
           direct_ops_s: round3(raw.ops_s),
           batch_ops_s: round3(batch.ops_s),
           throughput_ratio: round3(batch.ops_s / raw.ops_s),
+          // CPU of this process per operation: the whole plane runs in it (the stdio servers do not).
+          direct_node_cpu_ms_per_op: round3(rawCpuMs / TOTAL),
+          batch_node_cpu_ms_per_op: round3(batchCpuMs / TOTAL),
         }),
       );
       console.log(JSON.stringify({ bench: 'model-batch', inflight, stage_trace: stages }));

@@ -56,6 +56,7 @@ export * from './services/binding-registry/rotate-keys.v1';
 export * from './services/binding-registry/verify-binding-revision.v1';
 export * from './services/binding-registry/get-profile.v1';
 export * from './services/binding-registry/acquire-generation.v1';
+export * from './services/binding-registry/discover-toolset.v1';
 export * from './services/binding-registry/connection-ops.v1';
 export * from './services/binding-registry/end-session.v1';
 export * from './services/binding-registry/cascade.v1';
