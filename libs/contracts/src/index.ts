@@ -21,6 +21,7 @@ export * from './services/lifecycle-store/compact-app-audit.v1';
 export * from './services/lifecycle-store/cascade-participant.v1';
 export * from './services/lifecycle-store/get-event.v1';
 export * from './services/lifecycle-store/find-call-event.v1';
+export * from './services/lifecycle-store/open-batch.v1';
 export * from './services/lifecycle-store/which-references-are-appended.v1';
 export * from './services/lifecycle-store/principal-revocation.v1';
 export * from './services/lifecycle-store/message-values';

@@ -21,6 +21,7 @@ import {
   LifecycleGetEvent,
   LifecycleGetPrincipalRevocation,
   LifecycleGetSession,
+  LifecycleOpenBatch,
   RegistryGetProfile,
   RegistryGetToolset,
   SealedCommit,
@@ -209,6 +210,11 @@ export interface FakeState {
   recordIds: Record<string, string>;
   /** Confirmation policy overrides, by toolset. */
   requireConfirmation: Record<string, string[]>;
+  /**
+   * Classify answers as catalog-policy does: with `toolsets` (each toolset's facts) and `listedGenerations` (the
+   * handles' generations), so governed asks no `get-toolset` and lists nothing again. Off: an older answer.
+   */
+  classifyAnswersFacts: boolean;
   /** View RPC: every tool call the owner served (its generation and call id). */
   calls: { name: string; callId: string; generationId: string; timeoutMs?: number; continuation?: Record<string, unknown> }[];
   /** View RPC: visibility overrides by tool (a tool whose visibility changed after bootstrap). */
@@ -244,7 +250,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
   const nats = await startPrivateNats();
   const transport = await connectTestTransport('fakes', { natsUrl: nats.url });
   const fakes = new BusServer({ transport, instanceId: OWNER, queueGroup: 'fakes', logger: { error: () => undefined, warn: () => undefined } });
-  fakes.register(LifecycleGetSession, (r) => {
+  const getSession = (r: ParsedRequestOf<typeof LifecycleGetSession>) => {
     state.log.push('get-session');
     if (state.sessionGone) throw new AppHostError('NOT_FOUND', 'no such session');
     return {
@@ -256,7 +262,8 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       updatedAt: new Date().toISOString(),
       cascade: null,
     };
-  });
+  };
+  fakes.register(LifecycleGetSession, getSession);
   fakes.register(CatalogClassifyBatch, async (r) => {
     state.log.push('classify');
     await state.classifyGate;
@@ -280,10 +287,22 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       unavailable: [],
       unreachable: [],
       createdAt: new Date().toISOString(),
+      ...(state.classifyAnswersFacts
+        ? {
+            toolsets: [...new Set(calls.map((c) => c.handle.toolsetId))].map((toolsetId) => {
+              const { liveConnections: _live, readiness: _readiness, transport: _transport, protocol: _protocol, ...facts } = toolsetStatus({ toolsetId });
+              return facts;
+            }),
+            listedGenerations: calls.map((c) => ({ generationId: c.handle.execution.generationId, fence: c.handle.execution.fence })),
+          }
+        : {}),
     };
   });
   fakes.register(RegistryGetToolset, (r) => {
     state.log.push('get-toolset');
+    return toolsetStatus(r);
+  });
+  function toolsetStatus(r: { toolsetId: string }) {
     const known = TOOLSETS[r.toolsetId];
     if (!known) throw new AppHostError('NOT_FOUND', 'no such toolset');
     const { requireConfirmation } = known;
@@ -301,7 +320,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       liveConnections: 1,
       requireConfirmation: state.requireConfirmation[r.toolsetId] ?? requireConfirmation,
     };
-  });
+  }
   fakes.register(SealedCreate, (r) => {
     state.log.push(`seal:${r.scope.functionCallId}`);
     if (state.failures.create && (state.failures.createTimes === undefined || state.failures.createTimes-- > 0)) throw state.failures.create;
@@ -321,7 +340,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       throw new AppHostError('INVALID_ARGUMENT', `unexpected provenance ${r.provenance.path}`);
     return { incarnation: r.incarnation, eventIds: [41 + state.appended.length] };
   });
-  fakes.register(LifecycleFindConsumedMessage, (r) => {
+  const findConsumed = (r: ParsedRequestOf<typeof LifecycleFindConsumedMessage>) => {
     state.originLookups++;
     if (state.failures.findConsumed) throw state.failures.findConsumed;
     if (!state.consumedInvocations.has(r.invocationId)) return { message: null };
@@ -348,8 +367,9 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         updatedAt: at,
       },
     };
-  });
-  fakes.register(LifecycleFindCallEvent, (r) => {
+  };
+  fakes.register(LifecycleFindConsumedMessage, findConsumed);
+  const findCallEvent = (r: ParsedRequestOf<typeof LifecycleFindCallEvent>) => {
     const found = state.appended
       .map((event, i) => ({ event, eventId: 42 + i }))
       .find(
@@ -372,6 +392,21 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         customMetadata: event.customMetadata ?? null,
       },
     };
+  };
+  fakes.register(LifecycleFindCallEvent, findCallEvent);
+  // The batch's opening reads in one request, as the ledger answers them: the same state, logs and failures.
+  fakes.register(LifecycleOpenBatch, (r) => {
+    const view = getSession({ session: r.session });
+    const { message } = findConsumed({ session: r.session, invocationId: r.invocationId });
+    const { event } = findCallEvent({
+      session: r.session,
+      incarnation: view.incarnation,
+      callId: r.callId,
+      answering: 'response',
+      invocationId: r.invocationId,
+      afterEventId: 0,
+    });
+    return { incarnation: view.incarnation, consumedMessage: message, event };
   });
   fakes.register(SealedResultStoreDescribe, () => {
     if (state.failures.describe) throw state.failures.describe;
@@ -644,6 +679,7 @@ function freshViewState(): Pick<
   | 'leases'
   | 'recordIds'
   | 'requireConfirmation'
+  | 'classifyAnswersFacts'
   | 'calls'
   | 'visibility'
   | 'resources'
@@ -660,6 +696,7 @@ function freshViewState(): Pick<
     leases: new Map(),
     recordIds: {},
     requireConfirmation: {},
+    classifyAnswersFacts: false,
     calls: [],
     visibility: {},
     resources: [],

@@ -49,16 +49,12 @@ export class ToolBatchService {
     admitArguments(request.calls);
     const calls = planCalls(request.invocationId, request.calls);
     const key = request.session;
-    // Independent reads, concurrently; before the replay gate and any call, so a lookup that fails leaves nothing
-    // behind. The session's own error comes first when both fail (it is the one a caller acts on).
-    const [session, origin] = await Promise.allSettled([this.pipeline.activeIncarnation(key), this.origins.provenanceOf(key, request.invocationId)]);
-    if (session.status === 'rejected') throw session.reason;
-    if (origin.status === 'rejected') throw origin.reason;
-    const incarnation = session.value;
-    const provenance = origin.value;
+    // The session's incarnation, the invocation's provenance and the replay gate's first ledger lookup: one request,
+    // before the replay gate and any call, so a read that fails leaves nothing behind.
+    const { incarnation, provenance, answered } = await this.origins.openBatch(key, request.invocationId, calls[0].functionCallId);
     const digest = replayDigest(request.invocationId, calls);
     const operationId = randomUUID();
-    const gate = await this.replay.enter({ session: key, incarnation, invocationId: request.invocationId }, calls, digest, operationId);
+    const gate = await this.replay.enter({ session: key, incarnation, invocationId: request.invocationId }, calls, digest, operationId, answered);
     if ('retained' in gate) return gate.retained;
     const { mark } = gate.claimed;
     try {
