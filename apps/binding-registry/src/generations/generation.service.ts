@@ -127,14 +127,21 @@ export class GenerationService {
 
   /** What every acquisition of a request shares: the materialized binding, the profile and the generation-key inputs. */
   private async scopeOf(request: Pick<AcquireRequest, 'toolsetId' | 'principal' | 'session'>): Promise<AcquireScope> {
-    const { toolset, binding, profile } = await this.bindings.materialized(request.toolsetId);
+    // Independent reads, concurrently; the binding's error comes first when both fail (as when they ran in order).
+    const [materialized, domain] = await Promise.allSettled([
+      this.bindings.materialized(request.toolsetId),
+      this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal)),
+    ]);
+    if (materialized.status === 'rejected') throw materialized.reason;
+    if (domain.status === 'rejected') throw domain.reason;
+    const { toolset, binding, profile } = materialized.value;
+    const securityDomain = domain.value;
     const perSession = (profile?.connectionPolicy.affinity ?? 'per-session') === 'per-session';
     if (perSession && !request.session) {
       throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', {
         details: RegistryReasons.details('SESSION_REQUIRED'),
       });
     }
-    const securityDomain = await this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal));
     const session = perSession && request.session ? { key: request.session.key, incarnation: request.session.incarnation } : null;
     // Under a profile that grants no callbacks, `full` is served by the app-safe connection: one key, one process.
     const shared = sharesOneConnection(profile);
