@@ -118,11 +118,6 @@ export class CatalogService {
     const snapshotDigest = createHash('sha256')
       .update(canonicalize(entries.map((e) => [e.callId, e.name, e.handle.handleId, e.handle.fingerprint])))
       .digest('hex');
-    // Every handle's declaration is its execution generation's listing, taken in this classification: the caller's
-    // pre-call re-list of these generations, inside this admission, would be that same fresh listing.
-    const listed = new Map(
-      entries.map((e) => [e.handle.execution.generationId, { generationId: e.handle.execution.generationId, fence: e.handle.execution.fence }]),
-    );
     const used = new Set(entries.map((e) => e.handle.toolsetId));
     return deepFreeze({
       snapshotId: randomUUID(),
@@ -133,7 +128,6 @@ export class CatalogService {
       unreachable,
       createdAt: new Date().toISOString(),
       toolsets: catalog.toolsets.filter((t) => used.has(t.toolsetId)),
-      listedGenerations: [...listed.values()],
     });
   }
 

@@ -196,31 +196,10 @@ export class CallPipeline {
   }
 
   /**
-   * The pre-call listing of every executing generation. A generation the classification listed in this admission
-   * (`listedGenerations`, same id and fence) is served by that listing: it is fresh, on the exact generation, and the
-   * handles' declarations are taken from it. Any other generation is re-listed (`relist`).
-   */
-  async admissionListings(
-    snapshot: Pick<ResponseOf<typeof CatalogClassifyBatch>, 'calls' | 'listedGenerations'>,
-    handles: readonly BoundToolHandle[],
-  ): Promise<Map<string, Listing>> {
-    const listed = new Set((snapshot.listedGenerations ?? []).map((g) => `${g.generationId}#${g.fence}`));
-    const fresh = (h: BoundToolHandle) => listed.has(`${h.execution.generationId}#${h.execution.fence}`);
-    const out = await this.relist(handles.filter((h) => !fresh(h)));
-    for (const h of handles.filter(fresh)) {
-      if (out.has(h.execution.generationId)) continue;
-      const tools = snapshot.calls.filter((c) => c.handle.execution.generationId === h.execution.generationId).map((c) => c.handle.declaration);
-      out.set(h.execution.generationId, { tools });
-    }
-    return out;
-  }
-
-  /**
    * Re-lists every executing generation once (fresh, fully paginated through the registry's bounds), so a definition
    * that drifted after classification fails closed instead of running.
    */
   async relist(handles: readonly BoundToolHandle[]): Promise<Map<string, Listing>> {
-    if (handles.length === 0) return new Map();
     const generations = new Map(handles.map((h) => [h.execution.generationId, h.execution]));
     const out = new Map<string, Listing>();
     await Promise.all(

@@ -211,8 +211,8 @@ export interface FakeState {
   /** Confirmation policy overrides, by toolset. */
   requireConfirmation: Record<string, string[]>;
   /**
-   * Classify answers as catalog-policy does: with `toolsets` (each toolset's facts) and `listedGenerations` (the
-   * handles' generations), so governed asks no `get-toolset` and lists nothing again. Off: an older answer.
+   * Classify answers as catalog-policy does, with `toolsets` (each toolset's facts), so governed asks no
+   * `get-toolset`. Off: an answer without them.
    */
   classifyAnswersFacts: boolean;
   /** View RPC: every tool call the owner served (its generation and call id). */
@@ -293,7 +293,6 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
               const { liveConnections: _live, readiness: _readiness, transport: _transport, protocol: _protocol, ...facts } = toolsetStatus({ toolsetId });
               return facts;
             }),
-            listedGenerations: calls.map((c) => ({ generationId: c.handle.execution.generationId, fence: c.handle.execution.fence })),
           }
         : {}),
     };

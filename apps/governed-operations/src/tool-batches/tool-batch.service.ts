@@ -107,13 +107,7 @@ export class ToolBatchService {
     }
     const confirmations: PendingConfirmation[] = await Promise.all(held.map((a) => this.confirmations.issue(a, ctx, request.principal, request.toolsets)));
     const toRun = admitted.filter((a) => !held.includes(a));
-    const listings =
-      toRun.length > 0
-        ? await this.pipeline.admissionListings(
-            snapshot,
-            toRun.map((a) => a.handle),
-          )
-        : new Map();
+    const listings = toRun.length > 0 ? await this.pipeline.relist(toRun.map((a) => a.handle)) : new Map();
     const ran: Outcome[] = await Promise.all(
       admitted.map((a) =>
         held.includes(a)

@@ -114,11 +114,10 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
     expect(state.committed).toEqual([]);
   });
 
-  it("a classification that answers the toolsets' facts and its listed generations: no get-toolset, no second listing", async () => {
+  it("a classification that answers the toolsets' facts: no get-toolset; the generation is still re-listed before the call", async () => {
     state.classifyAnswersFacts = true;
     const res = await run([{ functionCallId: 'w', tool: 'widget' }]);
-    // The classification's own listing of the exact generation, taken in this admission, serves the drift check.
-    expect(state.log).toEqual(['get-session', 'classify', 'call:widget', 'seal:w', 'append', 'commit:w']);
+    expect(state.log).toEqual(['get-session', 'classify', 'list', 'call:widget', 'seal:w', 'append', 'commit:w']);
     expect(descriptors(res)).toEqual([expect.objectContaining({ bindingRevision: 'v1.k1.abcd', toolsetId: 'ts' })]);
   });
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
 import { discoveredToolsetSchema } from '../binding-registry/discover-toolset.v1';
-import { generationRefSchema, registryIdSchema } from '../binding-registry/registry-values';
+import { registryIdSchema } from '../binding-registry/registry-values';
 import { boundToolHandleSchema, catalogAudienceSchema, toolNameSchema, toolsetSelectionSchema, unavailableToolsetSchema } from './catalog-values';
 
 export const batchClassificationSchema = z.enum(['ui', 'non-ui', 'mixed']);
@@ -41,11 +41,6 @@ export const CatalogClassifyBatch = defineContract({
      * revision, profile, confirmation policy): the caller needs no `get-toolset` of its own. Absent from older answers.
      */
     toolsets: z.array(discoveredToolsetSchema).optional(),
-    /**
-     * The generations this classification listed (fresh, fully paginated) and took every handle's declaration from.
-     * Within the same admission, that listing is the pre-call re-list of these exact generations. Absent: re-list.
-     */
-    listedGenerations: z.array(generationRefSchema).optional(),
   }),
   errors: ['FAILED_PRECONDITION', 'NOT_FOUND', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'],
 });
