@@ -28,6 +28,11 @@ const FLOOR = [
   { name: 'append', bytes: 512 },
 ];
 
+function cpuMsSince(start: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / 1000;
+}
+
 async function runMode(mode: BenchMode): Promise<void> {
   const plane = await startBenchPlane(mode, { CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'nonce' }] }) });
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
@@ -60,10 +65,14 @@ async function runMode(mode: BenchMode): Promise<void> {
     await runLoad(directCall, WARMUP, 1);
     await runLoad(floor.op, WARMUP, 1);
     for (const inflight of [1, 16]) {
+      const rawCpu = process.cpuUsage();
       const raw = await runLoad(directCall, TOTAL, inflight);
+      const rawCpuMs = cpuMsSince(rawCpu);
       const commits = await runLoad(floor.op, TOTAL, inflight);
       const tracing = await startStageTrace(plane.sources);
+      const batchCpu = process.cpuUsage();
       const batch = await runLoad(viaGateway, TOTAL, inflight);
+      const batchCpuMs = cpuMsSince(batchCpu);
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, batch p50 ${batch.p50_ms.toFixed(2)} ms\n`,
@@ -93,6 +102,9 @@ async function runMode(mode: BenchMode): Promise<void> {
           ...(inflight === 16
             ? { target_ratio: TARGET_RATIO_16, meets_target: added <= TARGET_ADDED_P50_MS && ratio >= TARGET_RATIO_16 }
             : { meets_target: added <= TARGET_ADDED_P50_MS }),
+          // CPU of this process per operation: in plane mode the whole plane runs in it (the stdio servers do not).
+          direct_node_cpu_ms_per_op: round3(rawCpuMs / TOTAL),
+          batch_node_cpu_ms_per_op: round3(batchCpuMs / TOTAL),
         }),
       );
       console.log(JSON.stringify({ bench: 'model-batch', mode, inflight, stage_trace: stages }));

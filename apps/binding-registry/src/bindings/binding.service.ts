@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, RegistryReasons, type BindingState, type ToolsetStatus } from '@apphost/contracts';
+import { AppHostError, RegistryReasons, type BindingState, type HostProfile, type ToolsetStatus } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
@@ -42,8 +42,23 @@ export class BindingService {
    * The current binding generation, materialized (at most one construction at a time, whoever asks first). A
    * constructor that died holds an expiring lease; a waiter that finds it expired takes the construction over.
    */
-  async materialized(toolsetId: string): Promise<{ toolset: ToolsetRow; binding: BindingRow }> {
-    const toolset = await this.toolset(toolsetId);
+  async materialized(toolsetId: string): Promise<{ toolset: ToolsetRow; binding: BindingRow; profile: HostProfile | undefined }> {
+    // The common case first: the current generation is already materialized. One read (toolset, binding, profile)
+    // decides it; only a binding that is not final takes the construction path (whose CAS could not win against a
+    // final state anyway).
+    const current = await this.store.toolsets.current(toolsetId);
+    if (!current) throw new AppHostError('NOT_FOUND', `toolset ${toolsetId} does not exist`);
+    const state = current.binding?.state;
+    if (current.binding && (state === 'PROFILE_BOUND' || state === 'MODEL_ONLY')) return { ...current, binding: current.binding };
+    if (current.binding && (state === 'REVOKING' || state === 'CLOSED')) throw closedError(toolsetId, current.binding.generation, current.binding.state);
+    const { toolset } = current;
+    const binding = await this.construction(toolset);
+    const profile = toolset.profileId ? await this.store.profiles.get(toolset.profileId) : undefined;
+    return { toolset, binding, profile };
+  }
+
+  private async construction(toolset: ToolsetRow): Promise<BindingRow> {
+    const toolsetId = toolset.toolsetId;
     const generation = toolset.currentGeneration;
     // Whoever builds may be another replica: wait for its state change (notified), re-reading at a bounded interval.
     const deadline = Date.now() + MATERIALIZE_WAIT_MS;
@@ -51,7 +66,7 @@ export class BindingService {
       await this.constructIfLeased(toolset, generation);
       const { changed } = await this.waiter.nextChange(toolsetId, generation, deadline - Date.now());
       const binding = await this.binding(toolsetId, generation);
-      if (binding.state === 'PROFILE_BOUND' || binding.state === 'MODEL_ONLY') return { toolset, binding };
+      if (binding.state === 'PROFILE_BOUND' || binding.state === 'MODEL_ONLY') return binding;
       if (binding.state === 'REVOKING' || binding.state === 'CLOSED') throw closedError(toolsetId, generation, binding.state);
       if (Date.now() >= deadline)
         throw new AppHostError('UNAVAILABLE', `binding ${toolsetId}#${generation} is still materializing`, {

@@ -5,7 +5,11 @@ import {
   AppHostError,
   RegistryReasons,
   CONNECTION_GENERATION_GONE,
+  ConnListTools,
+  ConnRelease,
   ConnRetain,
+  type ResponseOf,
+  type RegistryDiscoverToolset,
   type GenerationHandle,
   type HostProfile,
   type ParsedRequestOf,
@@ -18,6 +22,7 @@ import { BindingService } from '../bindings/binding.service';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
 import type { GenerationRow } from '../store/generations.repository';
+import type { BindingRow, ToolsetRow } from '../store/toolsets.repository';
 import type { RegistryFaultPoint } from '../registry.faults';
 import { REGISTRY_CLOCK, REGISTRY_CONFIG, REGISTRY_INSTANCE, type RegistryInstance } from '../registry.tokens';
 import type { RegistryConfig } from '../registry.config';
@@ -29,6 +34,37 @@ import { resolveTarget } from './target';
 import { generationGone } from './generation-errors';
 
 type AcquireRequest = ParsedRequestOf<typeof RegistryAcquireGeneration>;
+type DiscoverRequest = ParsedRequestOf<typeof RegistryDiscoverToolset>;
+type ConnectionClass = AcquireRequest['connectionClass'];
+type Holder = AcquireRequest['holder'];
+type Listed = ResponseOf<typeof ConnListTools>;
+
+/** What the acquisitions of one request share (read once per request, whatever the number of classes). */
+interface AcquireScope {
+  toolset: ToolsetRow;
+  binding: BindingRow;
+  profile: HostProfile | undefined;
+  policy: GenerationPolicy;
+  session: SessionScope | null;
+  securityDomain: string;
+  /** The class whose connection serves `connectionClass` (app-safe serves both under a profile without callbacks). */
+  wireClassOf(connectionClass: ConnectionClass): ConnectionClass;
+}
+
+/** The caller's view of an acquired generation (without the lease id). */
+function handleOf(row: GenerationRow, scope: AcquireScope, connectionClass: ConnectionClass): Omit<GenerationHandle, 'leaseId'> {
+  return {
+    generationId: row.generationId,
+    ownerInstanceId: row.ownerInstance,
+    fence: row.fence,
+    toolsetId: row.toolsetId,
+    bindingGeneration: row.bindingGeneration,
+    // The class asked for, even when the app-safe connection serves it: callers keep their per-class bookkeeping.
+    connectionClass,
+    advertisesUi: row.advertisesUi,
+    bindingRevision: row.advertisesUi ? scope.binding.bindingRevision : null,
+  };
+}
 const CLAIM_ATTEMPTS = 3;
 
 /**
@@ -50,21 +86,87 @@ export class GenerationService {
   ) {}
 
   async acquire(request: AcquireRequest): Promise<GenerationHandle> {
-    const { toolset, binding } = await this.bindings.materialized(request.toolsetId);
-    const profile = toolset.profileId ? await this.store.profiles.get(toolset.profileId) : undefined;
+    const scope = await this.scopeOf(request);
+    const { row, leaseId } = await this.acquireIn(scope, scope.wireClassOf(request.connectionClass), request.holder);
+    return { ...handleOf(row, scope, request.connectionClass), leaseId };
+  }
+
+  /**
+   * Discovery of one toolset in one request: the scope (toolset, binding, profile, security domain) read once for
+   * every class, each wire class acquired (claimed here if needed), listed by its owner under a reference, then
+   * released. Classes served by one connection share one listing. The first class asked for that failed decides the
+   * error, as if the classes had been discovered one after the other.
+   */
+  async discover(request: DiscoverRequest): Promise<ResponseOf<typeof RegistryDiscoverToolset>> {
+    const scope = await this.scopeOf(request);
+    const wires = request.connectionClasses.map((c) => scope.wireClassOf(c));
+    const distinct = [...new Set(wires)];
+    const settled = await Promise.allSettled(distinct.map((wire) => this.acquireAndList(scope, wire, request.holder)));
+    const classes = request.connectionClasses.map((connectionClass, i) => {
+      const listing = distinct.indexOf(wires[i]);
+      const outcome = settled[listing];
+      if (outcome.status === 'rejected') throw outcome.reason;
+      return { generation: handleOf(outcome.value.row, scope, connectionClass), listing };
+    });
+    const listings = settled.map((s) => (s.status === 'fulfilled' ? s.value.listing : { tools: [], pages: 0, bytes: 0 }));
+    const { toolset, binding } = scope;
+    return {
+      toolset: {
+        toolsetId: toolset.toolsetId,
+        profileId: toolset.profileId,
+        state: binding.state,
+        bindingGeneration: binding.generation,
+        bindingRevision: binding.bindingRevision,
+        requireConfirmation: toolset.spec.requireConfirmation ?? false,
+        selection: { toolFilter: toolset.spec.toolFilter, namePrefix: toolset.spec.namePrefix, listCacheTtlMs: toolset.spec.listCacheTtlMs },
+      },
+      classes,
+      listings,
+    };
+  }
+
+  /** What every acquisition of a request shares: the materialized binding, the profile and the generation-key inputs. */
+  private async scopeOf(request: Pick<AcquireRequest, 'toolsetId' | 'principal' | 'session'>): Promise<AcquireScope> {
+    // Independent reads, concurrently; the binding's error comes first when both fail (as when they ran in order).
+    const [materialized, domain] = await Promise.allSettled([
+      this.bindings.materialized(request.toolsetId),
+      this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal)),
+    ]);
+    if (materialized.status === 'rejected') throw materialized.reason;
+    if (domain.status === 'rejected') throw domain.reason;
+    const { toolset, binding, profile } = materialized.value;
+    const securityDomain = domain.value;
     const perSession = (profile?.connectionPolicy.affinity ?? 'per-session') === 'per-session';
     if (perSession && !request.session) {
       throw new AppHostError('INVALID_ARGUMENT', 'this toolset keys connections by session: a session and its incarnation are required', {
         details: RegistryReasons.details('SESSION_REQUIRED'),
       });
     }
-    // Under a profile that grants no callbacks, `full` is served by the app-safe connection: one key, one process.
-    const wireClass = sharesOneConnection(profile) ? 'app-safe' : request.connectionClass;
-    const advertisesUi = wireClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
-    const securityDomain = await this.keys.derive(SECURITY_DOMAIN_PURPOSE, principalIdentity(request.principal));
     const session = perSession && request.session ? { key: request.session.key, incarnation: request.session.incarnation } : null;
-    const key = generationKey({ toolsetId: toolset.toolsetId, bindingGeneration: binding.generation, connectionClass: wireClass, securityDomain, session });
-    const policy = policyOf(profile);
+    // Under a profile that grants no callbacks, `full` is served by the app-safe connection: one key, one process.
+    const shared = sharesOneConnection(profile);
+    return {
+      toolset,
+      binding,
+      profile,
+      policy: policyOf(profile),
+      session,
+      securityDomain,
+      wireClassOf: (connectionClass) => (shared ? 'app-safe' : connectionClass),
+    };
+  }
+
+  /** The live generation of one wire class (claimed and opened here if there is none), with one reference for `holder`. */
+  private async acquireIn(scope: AcquireScope, wireClass: ConnectionClass, holder: Holder): Promise<{ row: GenerationRow; leaseId: string }> {
+    const { toolset, binding, profile, policy, session } = scope;
+    const advertisesUi = wireClass === 'app-safe' && binding.state === 'PROFILE_BOUND';
+    const key = generationKey({
+      toolsetId: toolset.toolsetId,
+      bindingGeneration: binding.generation,
+      connectionClass: wireClass,
+      securityDomain: scope.securityDomain,
+      session,
+    });
 
     for (let attempt = 1; ; attempt++) {
       let row = await this.store.generations.findLive(key);
@@ -98,23 +200,47 @@ export class GenerationService {
       }
       const leaseId = randomUUID();
       try {
-        await this.retain(row, leaseId, request.holder);
+        await this.retain(row, leaseId, holder);
       } catch (error) {
         if (attempt < CLAIM_ATTEMPTS && RegistryReasons.of(error) === CONNECTION_GENERATION_GONE) continue;
         throw error;
       }
-      return {
-        generationId: row.generationId,
-        ownerInstanceId: row.ownerInstance,
-        fence: row.fence,
-        toolsetId: row.toolsetId,
-        bindingGeneration: row.bindingGeneration,
-        // The class asked for, even when the app-safe connection serves it: callers keep their per-class bookkeeping.
-        connectionClass: request.connectionClass,
-        advertisesUi: row.advertisesUi,
-        bindingRevision: row.advertisesUi ? binding.bindingRevision : null,
-        leaseId,
-      };
+      return { row, leaseId };
+    }
+  }
+
+  /**
+   * Acquires one wire class, has its owner list it (here when this instance owns it, else on the owner's subject, as
+   * `list-tools` would), and releases the reference whatever the listing did.
+   */
+  private async acquireAndList(scope: AcquireScope, wireClass: ConnectionClass, holder: Holder): Promise<{ row: GenerationRow; listing: Listed }> {
+    const { row, leaseId } = await this.acquireIn(scope, wireClass, holder);
+    const ref = { generationId: row.generationId, fence: row.fence };
+    const local = row.ownerInstance === this.instance.instanceId;
+    try {
+      const listing = local
+        ? await this.owned.local.run(ref, async (connection, generation) => {
+            const walked = await connection.listTools(generation.policy.discovery);
+            return { tools: walked.items, pages: walked.pages, bytes: walked.bytes };
+          })
+        : await this.bus.request(
+            ConnListTools,
+            { ref },
+            { instance: { id: row.ownerInstance, segment: 'conn' }, timeoutMs: this.config.connectTimeoutMs + 1000 },
+          );
+      return { row, listing };
+    } finally {
+      if (local) {
+        try {
+          this.owned.local.release(ref, leaseId);
+        } catch {
+          // Gone already: nothing is held.
+        }
+      } else {
+        await this.bus
+          .request(ConnRelease, { ref, leaseId }, { instance: { id: row.ownerInstance, segment: 'conn' }, timeoutMs: this.config.connectTimeoutMs + 1000 })
+          .catch(() => undefined);
+      }
     }
   }
 

@@ -3,6 +3,7 @@ import { BusHandler } from '@apphost/bus';
 import {
   AppHostError,
   RegistryAcquireGeneration,
+  RegistryDiscoverToolset,
   RegistryGetProfile,
   RegistryGetToolset,
   RegistryPutProfile,
@@ -74,5 +75,10 @@ export class AdminHandlers {
   @BusHandler(RegistryAcquireGeneration)
   acquire(r: ParsedRequestOf<typeof RegistryAcquireGeneration>): Promise<ResponseOf<typeof RegistryAcquireGeneration>> {
     return this.generations.acquire(r);
+  }
+
+  @BusHandler(RegistryDiscoverToolset)
+  discover(r: ParsedRequestOf<typeof RegistryDiscoverToolset>): Promise<ResponseOf<typeof RegistryDiscoverToolset>> {
+    return this.generations.discover(r);
   }
 }

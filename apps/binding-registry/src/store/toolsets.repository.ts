@@ -1,5 +1,5 @@
 import type { Database } from '@apphost/persistence';
-import type { BindingState, ProviderReadiness, ToolsetSpec } from '@apphost/contracts';
+import type { BindingState, HostProfile, ProviderReadiness, ToolsetSpec } from '@apphost/contracts';
 import type { PutOutcome } from './profiles.repository';
 
 export interface ToolsetRow {
@@ -66,6 +66,30 @@ export class ToolsetsRepository {
     const { rows } = await this.db.query(`SELECT toolset_id, spec, profile_id, current_generation FROM toolsets WHERE toolset_id = $1`, [toolsetId]);
     const r = rows[0];
     return r ? { toolsetId: r.toolset_id, spec: r.spec, profileId: r.profile_id, currentGeneration: Number(r.current_generation) } : undefined;
+  }
+
+  /**
+   * The toolset, its current binding generation's row and its current profile's body, in one statement: the read an
+   * acquire or a discovery starts with (three reads before). The profile is immutable, so reading it with the row
+   * changes nothing about what is seen.
+   */
+  async current(toolsetId: string): Promise<{ toolset: ToolsetRow; binding: BindingRow | undefined; profile: HostProfile | undefined } | undefined> {
+    const { rows } = await this.db.query(
+      `SELECT t.toolset_id AS t_toolset_id, t.spec AS t_spec, t.profile_id AS t_profile_id, t.current_generation AS t_current_generation,
+              p.body AS p_body, b.*
+         FROM toolsets t
+         LEFT JOIN bindings b ON b.toolset_id = t.toolset_id AND b.generation = t.current_generation
+         LEFT JOIN profiles p ON p.profile_id = t.profile_id
+        WHERE t.toolset_id = $1`,
+      [toolsetId],
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      toolset: { toolsetId: r.t_toolset_id, spec: r.t_spec, profileId: r.t_profile_id, currentGeneration: Number(r.t_current_generation) },
+      binding: r.generation === null || r.generation === undefined ? undefined : bindingOf(r),
+      profile: (r.p_body as HostProfile | null) ?? undefined,
+    };
   }
 
   async binding(toolsetId: string, generation: number): Promise<BindingRow | undefined> {

@@ -10,6 +10,7 @@ import {
   type CatalogAppCatalog,
   type CatalogClassifyBatch,
   type CatalogModelCatalog,
+  type DiscoveredToolset,
   type ResponseOf,
   type ToolsetSelection,
   type UnavailableToolset,
@@ -22,10 +23,16 @@ import { catalogGenerationOf } from '../compose/listing';
 import { resolveOneClass, resolveTwoClass } from '../compose/two-class';
 import { PinningService } from '../pinning/pinning.service';
 import { ModelCatalogCache } from './model-catalog-cache';
-import { RegistryDiscovery } from './registry-client';
+import { effectiveOf, RegistryDiscovery } from './registry-client';
 
 type ModelCatalog = ResponseOf<typeof CatalogModelCatalog>;
-type ModelComposition = Composition & { unavailable: UnavailableToolset[] };
+type ModelComposition = Composition & {
+  unavailable: UnavailableToolset[];
+  /** The facts of each discovered toolset, read by its discovery request. */
+  toolsets: DiscoveredToolset[];
+  /** The effective selection of each discovered toolset. */
+  selections: Map<string, ToolsetSelection>;
+};
 
 /** The model catalog, the app catalog and batch classification, all composed from fresh registry listings. */
 @Injectable()
@@ -46,7 +53,7 @@ export class CatalogService {
     const key = ModelCatalogCache.key(audience, selections);
     const hit = fresh ? undefined : this.cache.get(key);
     if (hit) return { ...hit, cached: true };
-    const composed = await this.composeModel(audience, selections);
+    const { toolsets: _facts, selections: _effective, ...composed } = await this.composeModel(audience, selections);
     const value: ModelCatalog = { ...composed, cached: false, composedAt: new Date().toISOString() };
     // A toolset that failed may be back in a second: a partial catalog is served, never cached.
     if (composed.unavailable.length > 0) return value;
@@ -76,8 +83,10 @@ export class CatalogService {
     toolsets: ToolsetSelection[] | undefined,
     calls: { callId: string; name: string }[],
   ): Promise<ResponseOf<typeof CatalogClassifyBatch>> {
-    const selections = await this.selectionsFor(audience, toolsets);
-    const catalog = await this.composeModel(audience, selections);
+    // No spec read first: each toolset's discovery request returns its spec's selection with its listings.
+    const named = toolsets ?? this.config.appToolsets.get(audience.session.key.appName) ?? [];
+    const catalog = await this.composeModel(audience, named);
+    const selections = await this.selectionsOfComposed(named, catalog);
     const byName = new Map(catalog.tools.map((t) => [t.exposedName, t]));
     const unreachable = calls.flatMap((c) => {
       const toolsetIds = byName.has(c.name) ? [] : mayBelongTo(c.name, selections, catalog.unavailable);
@@ -109,6 +118,7 @@ export class CatalogService {
     const snapshotDigest = createHash('sha256')
       .update(canonicalize(entries.map((e) => [e.callId, e.name, e.handle.handleId, e.handle.fingerprint])))
       .digest('hex');
+    const used = new Set(entries.map((e) => e.handle.toolsetId));
     return deepFreeze({
       snapshotId: randomUUID(),
       snapshotDigest,
@@ -117,6 +127,7 @@ export class CatalogService {
       unavailable: catalog.unavailable,
       unreachable,
       createdAt: new Date().toISOString(),
+      toolsets: catalog.toolsets.filter((t) => used.has(t.toolsetId)),
     });
   }
 
@@ -130,7 +141,18 @@ export class CatalogService {
     return Promise.all(named.map((selection) => this.discovery.effectiveSelection(selection)));
   }
 
-  /** Every selected toolset composed on its own (concurrently): one that cannot be discovered is reported, never fatal. */
+  /**
+   * The effective selections of a composed catalog: the ones its discoveries used, and for a toolset that could not
+   * be discovered its spec's, read on its own (a spec that cannot be read fails the request, as it always did).
+   */
+  private selectionsOfComposed(named: readonly ToolsetSelection[], catalog: ModelComposition): Promise<ToolsetSelection[]> {
+    return Promise.all(named.map((n) => catalog.selections.get(n.toolsetId) ?? this.discovery.effectiveSelection(n)));
+  }
+
+  /**
+   * Every selected toolset composed on its own (concurrently): one that cannot be discovered is reported, never fatal.
+   * `selections` may be the caller's own: each is completed from the spec its discovery returns.
+   */
   private async composeModel(audience: CatalogAudience, selections: readonly ToolsetSelection[]): Promise<ModelComposition> {
     const settled = await Promise.all(
       selections.map((selection) =>
@@ -145,21 +167,23 @@ export class CatalogService {
     if (unavailable.length) this.logger.warn({ unavailable }, 'toolsets unavailable: the catalog is served without their tools');
     const merged = dropCollisions(parts);
     this.logExclusions(merged.excluded, 'model');
-    return { ...merged, unavailable };
+    return {
+      ...merged,
+      unavailable,
+      toolsets: parts.map((p) => p.toolset),
+      selections: new Map(parts.map((p) => [p.selection.toolsetId, p.selection])),
+    };
   }
 
-  private async composeToolset(audience: CatalogAudience, selection: ToolsetSelection): Promise<Composition> {
-    // Both classes must list completely, or the toolset has no tools in the catalog. They list concurrently
-    // (independent connections); the rule that the app-safe class decides UI tools is in resolveTwoClass, and a
-    // failure of the app-safe listing is the one reported when both fail, as if they had run in order.
-    const [appSafeListing, fullListing] = await Promise.allSettled([
-      this.discovery.acquireAndList(selection.toolsetId, 'app-safe', audience),
-      this.discovery.acquireAndList(selection.toolsetId, 'full', audience),
-    ]);
-    if (appSafeListing.status === 'rejected') throw appSafeListing.reason;
-    if (fullListing.status === 'rejected') throw fullListing.reason;
-    const appSafe = appSafeListing.value;
-    const full = fullListing.value;
+  private async composeToolset(
+    audience: CatalogAudience,
+    named: ToolsetSelection,
+  ): Promise<Composition & { toolset: DiscoveredToolset; selection: ToolsetSelection }> {
+    // Both classes must list completely, or the toolset has no tools in the catalog. One registry request lists
+    // both (concurrently on its side, once when one connection serves both); the rule that the app-safe class decides
+    // UI tools is in resolveTwoClass, and the app-safe class's failure is the one reported when both fail.
+    const { toolset, appSafe, full } = await this.discovery.discover(named.toolsetId, audience);
+    const selection = effectiveOf(named, toolset.selection);
     if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
       throw new AppHostError('FAILED_PRECONDITION', 'the binding changed between the two listings; retry with a fresh catalog', {
         details: CatalogReasons.details('BINDING_CHANGED_DURING_DISCOVERY', { toolsetId: selection.toolsetId }),
@@ -176,7 +200,7 @@ export class CatalogService {
       quarantined,
       catalogGenerationOf(appSafe.generation.bindingGeneration, [appSafe, full]),
     );
-    return { tools: composed.tools, excluded: [...resolved.excluded, ...composed.excluded] };
+    return { tools: composed.tools, excluded: [...resolved.excluded, ...composed.excluded], toolset, selection };
   }
 
   private logExclusions(excluded: readonly { toolsetId: string; name: string; reason: string }[], catalog: 'model' | 'app'): void {

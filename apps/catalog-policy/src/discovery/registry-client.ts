@@ -4,10 +4,11 @@ import {
   AppHostError,
   CatalogReasons,
   ConnListTools,
-  ConnRelease,
-  RegistryAcquireGeneration,
+  RegistryDiscoverToolset,
   RegistryGetToolset,
   type BoundGeneration,
+  type DiscoveredToolset,
+  type ResponseOf,
   type CatalogAudience,
   type GenerationHandle,
   type ToolsetSelection,
@@ -17,8 +18,6 @@ import type { Logger } from '@apphost/runtime';
 import { CATALOG_CONFIG, CATALOG_LOGGER } from '../catalog.tokens';
 import type { CatalogConfig } from '../catalog.config';
 import { toListing, type Listing } from '../compose/listing';
-
-type ConnectionClass = BoundGeneration['connectionClass'];
 
 /**
  * Discovery through the binding registry: it owns the connections and enforces the profile's discovery bounds
@@ -45,16 +44,55 @@ export class RegistryDiscovery {
     } catch (error) {
       throw asTyped(error, 'the toolset spec could not be read');
     }
-    const toolFilter = selection.toolFilter ?? spec?.toolFilter;
-    const namePrefix = selection.namePrefix ?? spec?.namePrefix;
-    const cacheTtlMs = selection.cacheTtlMs ?? (spec && spec.listCacheTtlMs > 0 ? spec.listCacheTtlMs : undefined);
-    // Absent stays absent (no undefined members): selections are canonicalized into cache keys.
-    return {
-      toolsetId: selection.toolsetId,
-      ...(toolFilter !== undefined ? { toolFilter } : {}),
-      ...(namePrefix !== undefined ? { namePrefix } : {}),
-      ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
+    return effectiveOf(selection, spec);
+  }
+
+  /**
+   * Fresh discovery of both classes of a toolset in one registry request (`discover-toolset`: acquire, list and
+   * release per class, on the registry side), with the toolset's facts read by the same request. A listing served
+   * by one connection for both classes is fingerprinted once. Any failure of either class fails the toolset.
+   */
+  async discover(toolsetId: string, audience: CatalogAudience): Promise<DiscoveredListings> {
+    let discovered: ResponseOf<typeof RegistryDiscoverToolset>;
+    try {
+      discovered = await this.bus.request(
+        RegistryDiscoverToolset,
+        {
+          toolsetId,
+          connectionClasses: ['app-safe', 'full'],
+          principal: audience.principal,
+          session: audience.session,
+          holder: { kind: 'runner', id: 'catalog-policy' },
+        },
+        // One request now spans what were an acquire, a listing and a release per class.
+        { timeoutMs: 2 * this.config.registryTimeoutMs },
+      );
+    } catch (error) {
+      this.logger.warn({ toolsetId, error: describe(error) }, 'toolset discovery failed');
+      throw asTyped(error, `toolset ${toolsetId} could not be discovered`);
+    }
+    const listed = new Map<number, Listing['tools']>();
+    const listingOf = (i: number): Listing => {
+      const { generation, listing } = discovered.classes[i];
+      const bound = toBound(generation);
+      let tools = listed.get(listing);
+      if (!tools) {
+        const raw = discovered.listings[listing].tools;
+        if (raw.length > this.config.maxTools) {
+          throw new AppHostError('RESOURCE_EXHAUSTED', `the listing has ${raw.length} tools, over ${this.config.maxTools}`, {
+            details: CatalogReasons.details('DISCOVERY_MAX_ITEMS'),
+          });
+        }
+        try {
+          tools = toListing(bound, raw).tools;
+        } catch (error) {
+          throw asTyped(error, 'a tool declaration cannot be fingerprinted');
+        }
+        listed.set(listing, tools);
+      }
+      return { generation: bound, tools };
     };
+    return { toolset: discovered.toolset, appSafe: listingOf(0), full: listingOf(1) };
   }
 
   /** A fresh, fully paginated listing on exactly this generation. */
@@ -77,39 +115,33 @@ export class RegistryDiscovery {
       throw asTyped(error, 'a tool declaration cannot be fingerprinted');
     }
   }
-
-  /** Acquires the audience's generation of a class, lists it, and releases the lease (the handle stays addressable). */
-  async acquireAndList(toolsetId: string, connectionClass: ConnectionClass, audience: CatalogAudience): Promise<Listing> {
-    const handle = await this.acquire(toolsetId, connectionClass, audience);
-    try {
-      return await this.list(toBound(handle));
-    } finally {
-      await this.release(handle);
-    }
-  }
-
-  private async acquire(toolsetId: string, connectionClass: ConnectionClass, audience: CatalogAudience): Promise<GenerationHandle> {
-    try {
-      return await this.bus.request(
-        RegistryAcquireGeneration,
-        { toolsetId, connectionClass, principal: audience.principal, session: audience.session, holder: { kind: 'runner', id: 'catalog-policy' } },
-        { timeoutMs: this.config.registryTimeoutMs },
-      );
-    } catch (error) {
-      throw asTyped(error, `no ${connectionClass} connection generation for toolset ${toolsetId}`);
-    }
-  }
-
-  private async release(handle: GenerationHandle): Promise<void> {
-    await requestOnGeneration(this.bus, ConnRelease, toBound(handle), { leaseId: handle.leaseId }, { timeoutMs: this.config.registryTimeoutMs }).catch(
-      (error: unknown) => {
-        this.logger.debug({ generationId: handle.generationId, error: describe(error) }, 'lease release failed (the generation is gone or evicts on its own)');
-      },
-    );
-  }
 }
 
-export function toBound(h: GenerationHandle): BoundGeneration {
+/** Both classes of one toolset as one discovery listed them, and the toolset's facts read with them. */
+export interface DiscoveredListings {
+  toolset: DiscoveredToolset;
+  appSafe: Listing;
+  full: Listing;
+}
+
+/**
+ * The developer selection as it takes effect, from the caller's (or the app's) and the spec's own selection. The
+ * spec's list-cache TTL is applied only when positive (0 means "not declared"). Absent stays absent (no undefined
+ * members): selections are canonicalized into cache keys.
+ */
+export function effectiveOf(selection: ToolsetSelection, spec: DiscoveredToolset['selection']): ToolsetSelection {
+  const toolFilter = selection.toolFilter ?? spec?.toolFilter;
+  const namePrefix = selection.namePrefix ?? spec?.namePrefix;
+  const cacheTtlMs = selection.cacheTtlMs ?? (spec && spec.listCacheTtlMs > 0 ? spec.listCacheTtlMs : undefined);
+  return {
+    toolsetId: selection.toolsetId,
+    ...(toolFilter !== undefined ? { toolFilter } : {}),
+    ...(namePrefix !== undefined ? { namePrefix } : {}),
+    ...(cacheTtlMs !== undefined ? { cacheTtlMs } : {}),
+  };
+}
+
+export function toBound(h: Omit<GenerationHandle, 'leaseId'>): BoundGeneration {
   return {
     generationId: h.generationId,
     fence: h.fence,

@@ -35,6 +35,8 @@ import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { ProducingGenerations } from '../views/producing-generations';
 import { USER_TURN } from '../conversation/invocation-origins';
 
+type ToolsetStatusFacts = Pick<ResponseOf<typeof RegistryGetToolset>, 'toolsetId' | 'state' | 'bindingRevision' | 'profileId' | 'requireConfirmation'>;
+
 /** What governed-operations needs of a toolset at admission: its binding (null: `MODEL_ONLY`) and its confirmation policy. */
 export interface ToolsetFacts {
   bindingRevision: string | null;
@@ -166,16 +168,23 @@ export class CallPipeline {
         if (!entry) throw new AppHostError('INTERNAL', `the classification snapshot has no entry for call ${call.functionCallId}`);
         return { call, handle: entry.handle, uiAssociated: entry.uiAssociated };
       });
-    const facts = await this.toolsets(entries.map((e) => e.handle.toolsetId));
+    const facts = await this.toolsets(
+      entries.map((e) => e.handle.toolsetId),
+      snapshot.toolsets ?? [],
+    );
     return { snapshot, admitted: entries.map((e) => ({ ...e, toolset: facts.get(e.handle.toolsetId)! })), unreachable };
   }
 
-  /** The current binding revision and confirmation policy of each toolset (one registry request per toolset). */
-  private async toolsets(toolsetIds: readonly string[]): Promise<Map<string, ToolsetFacts>> {
+  /**
+   * The binding revision and confirmation policy of each toolset: as the classification's own discovery read them
+   * (the same registry request as the listings the handles come from), else one `get-toolset` per toolset.
+   */
+  private async toolsets(toolsetIds: readonly string[], read: readonly ToolsetStatusFacts[]): Promise<Map<string, ToolsetFacts>> {
     const out = new Map<string, ToolsetFacts>();
+    const known = new Map(read.map((t) => [t.toolsetId, t]));
     await Promise.all(
       [...new Set(toolsetIds)].map(async (toolsetId) => {
-        const status = await this.bus.request(RegistryGetToolset, { toolsetId });
+        const status = known.get(toolsetId) ?? (await this.bus.request(RegistryGetToolset, { toolsetId }));
         out.set(toolsetId, {
           bindingRevision: status.state === 'PROFILE_BOUND' ? status.bindingRevision : null,
           profileId: status.state === 'PROFILE_BOUND' ? status.profileId : null,

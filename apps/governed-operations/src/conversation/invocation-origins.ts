@@ -1,5 +1,5 @@
 import type { BusClient } from '@apphost/bus';
-import { AppHostError, LifecycleFindConsumedMessage, type AppendProvenance, type SessionKey } from '@apphost/contracts';
+import { AppHostError, LifecycleFindConsumedMessage, LifecycleOpenBatch, type AppendProvenance, type ResponseOf, type SessionKey } from '@apphost/contracts';
 
 export const USER_TURN: AppendProvenance = { path: 'user-turn' };
 export const UI_MESSAGE: AppendProvenance = { path: 'ui-message' };
@@ -17,8 +17,30 @@ export class InvocationOrigins {
       const { message } = await this.bus.request(LifecycleFindConsumedMessage, { session, invocationId });
       return message ? UI_MESSAGE : USER_TURN;
     } catch (error) {
-      if (error instanceof AppHostError && error.code === 'NOT_FOUND') throw error;
-      throw new AppHostError('UNAVAILABLE', 'whether the invocation continues a ui/message could not be read; nothing ran, retry', { retryable: true });
+      throw unreadable(error);
     }
   }
+
+  /**
+   * A batch's opening reads in one ledger request (`open-batch`): the session's ACTIVE incarnation, the invocation's
+   * provenance and the event that already answers the batch's first call, if any. Fails closed like `provenanceOf`.
+   */
+  async openBatch(
+    session: SessionKey,
+    invocationId: string,
+    callId: string,
+  ): Promise<{ incarnation: number; provenance: AppendProvenance; answered: ResponseOf<typeof LifecycleOpenBatch>['event'] }> {
+    try {
+      const opened = await this.bus.request(LifecycleOpenBatch, { session, invocationId, callId });
+      return { incarnation: opened.incarnation, provenance: opened.consumedMessage ? UI_MESSAGE : USER_TURN, answered: opened.event };
+    } catch (error) {
+      throw unreadable(error);
+    }
+  }
+}
+
+/** NOT_FOUND (no ACTIVE session) as it is; any other failure: UNAVAILABLE, retryable, nothing ran. */
+function unreadable(error: unknown): AppHostError {
+  if (error instanceof AppHostError && error.code === 'NOT_FOUND') return error;
+  return new AppHostError('UNAVAILABLE', 'whether the invocation continues a ui/message could not be read; nothing ran, retry', { retryable: true });
 }

@@ -22,6 +22,7 @@ import {
   LifecycleGetPrincipalRevocation,
   LifecycleGetSession,
   LifecycleGetSessionStanding,
+  LifecycleOpenBatch,
   RegistryGetProfile,
   RegistryGetToolset,
   SealedCommit,
@@ -210,6 +211,11 @@ export interface FakeState {
   recordIds: Record<string, string>;
   /** Confirmation policy overrides, by toolset. */
   requireConfirmation: Record<string, string[]>;
+  /**
+   * Classify answers as catalog-policy does, with `toolsets` (each toolset's facts), so governed asks no
+   * `get-toolset`. Off: an answer without them.
+   */
+  classifyAnswersFacts: boolean;
   /** View RPC: every tool call the owner served (its generation and call id). */
   calls: { name: string; callId: string; generationId: string; timeoutMs?: number; continuation?: Record<string, unknown> }[];
   /** View RPC: visibility overrides by tool (a tool whose visibility changed after bootstrap). */
@@ -254,11 +260,12 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     updatedAt: new Date().toISOString(),
     cascade: null,
   });
-  fakes.register(LifecycleGetSession, (r) => {
+  const getSession = (r: ParsedRequestOf<typeof LifecycleGetSession>) => {
     state.log.push('get-session');
     if (state.sessionGone) throw new AppHostError('NOT_FOUND', 'no such session');
     return sessionOf(r.session);
-  });
+  };
+  fakes.register(LifecycleGetSession, getSession);
   // The two answers of `get-principal-revocation` and `get-session` in one request, as the store gives them.
   fakes.register(LifecycleGetSessionStanding, (r) => {
     state.log.push('get-session');
@@ -290,10 +297,21 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       unavailable: [],
       unreachable: [],
       createdAt: new Date().toISOString(),
+      ...(state.classifyAnswersFacts
+        ? {
+            toolsets: [...new Set(calls.map((c) => c.handle.toolsetId))].map((toolsetId) => {
+              const { liveConnections: _live, readiness: _readiness, transport: _transport, protocol: _protocol, ...facts } = toolsetStatus({ toolsetId });
+              return facts;
+            }),
+          }
+        : {}),
     };
   });
   fakes.register(RegistryGetToolset, (r) => {
     state.log.push('get-toolset');
+    return toolsetStatus(r);
+  });
+  function toolsetStatus(r: { toolsetId: string }) {
     const known = TOOLSETS[r.toolsetId];
     if (!known) throw new AppHostError('NOT_FOUND', 'no such toolset');
     const { requireConfirmation } = known;
@@ -311,7 +329,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       liveConnections: 1,
       requireConfirmation: state.requireConfirmation[r.toolsetId] ?? requireConfirmation,
     };
-  });
+  }
   fakes.register(SealedCreate, (r) => {
     state.log.push(`seal:${r.scope.functionCallId}`);
     if (state.failures.create && (state.failures.createTimes === undefined || state.failures.createTimes-- > 0)) throw state.failures.create;
@@ -331,7 +349,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       throw new AppHostError('INVALID_ARGUMENT', `unexpected provenance ${r.provenance.path}`);
     return { incarnation: r.incarnation, eventIds: [41 + state.appended.length] };
   });
-  fakes.register(LifecycleFindConsumedMessage, (r) => {
+  const findConsumed = (r: ParsedRequestOf<typeof LifecycleFindConsumedMessage>) => {
     state.originLookups++;
     if (state.failures.findConsumed) throw state.failures.findConsumed;
     if (!state.consumedInvocations.has(r.invocationId)) return { message: null };
@@ -358,8 +376,9 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         updatedAt: at,
       },
     };
-  });
-  fakes.register(LifecycleFindCallEvent, (r) => {
+  };
+  fakes.register(LifecycleFindConsumedMessage, findConsumed);
+  const findCallEvent = (r: ParsedRequestOf<typeof LifecycleFindCallEvent>) => {
     const found = state.appended
       .map((event, i) => ({ event, eventId: 42 + i }))
       .find(
@@ -382,6 +401,21 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
         customMetadata: event.customMetadata ?? null,
       },
     };
+  };
+  fakes.register(LifecycleFindCallEvent, findCallEvent);
+  // The batch's opening reads in one request, as the ledger answers them: the same state, logs and failures.
+  fakes.register(LifecycleOpenBatch, (r) => {
+    const view = getSession({ session: r.session });
+    const { message } = findConsumed({ session: r.session, invocationId: r.invocationId });
+    const { event } = findCallEvent({
+      session: r.session,
+      incarnation: view.incarnation,
+      callId: r.callId,
+      answering: 'response',
+      invocationId: r.invocationId,
+      afterEventId: 0,
+    });
+    return { incarnation: view.incarnation, consumedMessage: message, event };
   });
   fakes.register(SealedResultStoreDescribe, () => {
     if (state.failures.describe) throw state.failures.describe;
@@ -654,6 +688,7 @@ function freshViewState(): Pick<
   | 'leases'
   | 'recordIds'
   | 'requireConfirmation'
+  | 'classifyAnswersFacts'
   | 'calls'
   | 'visibility'
   | 'resources'
@@ -670,6 +705,7 @@ function freshViewState(): Pick<
     leases: new Map(),
     recordIds: {},
     requireConfirmation: {},
+    classifyAnswersFacts: false,
     calls: [],
     visibility: {},
     resources: [],

@@ -68,8 +68,9 @@ export class BatchReplay {
     @Inject(BATCH_CONFIG) private readonly config: BatchConfig,
   ) {}
 
-  async enter(scope: ClaimScope, calls: readonly PlannedCall[], digest: string, operationId: string): Promise<ReplayGate> {
-    const earlier = await this.retained(scope, calls, digest);
+  /** `answered`: the first lookup's answer when the caller already made it (`open-batch`); else it is made here. */
+  async enter(scope: ClaimScope, calls: readonly PlannedCall[], digest: string, operationId: string, answered?: FoundEvent | null): Promise<ReplayGate> {
+    const earlier = answered === undefined ? await this.retained(scope, calls, digest) : retainedOf(answered, scope, digest);
     if (earlier) return { retained: earlier };
     const ids = calls.map((c) => c.functionCallId);
     const holder: ClaimHolder = { owner: this.heartbeat.ownerId, operationId };
@@ -140,10 +141,15 @@ export class BatchReplay {
       answering: 'response',
       invocationId: scope.invocationId,
     });
-    if (!event) return null;
-    if (recordedDigest(event) !== digest) throw reused();
-    return toResponse(event, scope.incarnation);
+    return retainedOf(event, scope, digest);
   }
+}
+
+/** The retained answer of an earlier run (`event`: the first event answering the batch's first call), if any. */
+function retainedOf(event: FoundEvent | null, scope: ClaimScope, digest: string): RunToolBatchResponse | null {
+  if (!event) return null;
+  if (recordedDigest(event) !== digest) throw reused();
+  return toResponse(event, scope.incarnation);
 }
 
 function inFlight(scope: ClaimScope): AppHostError {

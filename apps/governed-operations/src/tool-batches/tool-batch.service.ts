@@ -49,12 +49,12 @@ export class ToolBatchService {
     admitArguments(request.calls);
     const calls = planCalls(request.invocationId, request.calls);
     const key = request.session;
-    const incarnation = await this.pipeline.activeIncarnation(key);
-    // Before the replay gate and any call: a lookup that fails leaves nothing behind.
-    const provenance = await this.origins.provenanceOf(key, request.invocationId);
+    // The session's incarnation, the invocation's provenance and the replay gate's first ledger lookup: one request,
+    // before the replay gate and any call, so a read that fails leaves nothing behind.
+    const { incarnation, provenance, answered } = await this.origins.openBatch(key, request.invocationId, calls[0].functionCallId);
     const digest = replayDigest(request.invocationId, calls);
     const operationId = randomUUID();
-    const gate = await this.replay.enter({ session: key, incarnation, invocationId: request.invocationId }, calls, digest, operationId);
+    const gate = await this.replay.enter({ session: key, incarnation, invocationId: request.invocationId }, calls, digest, operationId, answered);
     if ('retained' in gate) return gate.retained;
     const { mark } = gate.claimed;
     try {
@@ -71,6 +71,12 @@ export class ToolBatchService {
     run: { digest: string; operationId: string; mark: ExecutionMark; provenance: AppendProvenance },
   ): Promise<RunToolBatchResponse> {
     const key = request.session;
+    // The sealed store's readiness is read while the batch is classified (independent reads); it is awaited below,
+    // before any call, only when a call will need sealing.
+    const storeReady = requireSealedStore(this.bus, this.config.storeTimeoutMs).then(
+      () => null,
+      (error: unknown) => ({ error }),
+    );
     const { snapshot, admitted, unreachable } = await this.pipeline.admit({ principal: request.principal, key, incarnation }, request.toolsets, calls);
 
     // Mixed batches are rejected only under a bound profile: profile-less UI calls keep the legacy behaviour.
@@ -95,8 +101,10 @@ export class ToolBatchService {
     };
     // Permits and the stores the calls need first: if one is unavailable, the batch fails before any call has run.
     const held = admitted.filter((a) => this.confirmations.holds(a));
-    if (admitted.some((a) => !held.includes(a) && a.uiAssociated && a.toolset.bindingRevision !== null))
-      await requireSealedStore(this.bus, this.config.storeTimeoutMs);
+    if (admitted.some((a) => !held.includes(a) && a.uiAssociated && a.toolset.bindingRevision !== null)) {
+      const notReady = await storeReady;
+      if (notReady) throw notReady.error;
+    }
     const confirmations: PendingConfirmation[] = await Promise.all(held.map((a) => this.confirmations.issue(a, ctx, request.principal, request.toolsets)));
     const toRun = admitted.filter((a) => !held.includes(a));
     const listings = toRun.length > 0 ? await this.pipeline.relist(toRun.map((a) => a.handle)) : new Map();

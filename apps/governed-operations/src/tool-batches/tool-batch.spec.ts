@@ -114,6 +114,21 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
     expect(state.committed).toEqual([]);
   });
 
+  it("a classification that answers the toolsets' facts: no get-toolset; the generation is still re-listed before the call", async () => {
+    state.classifyAnswersFacts = true;
+    const res = await run([{ functionCallId: 'w', tool: 'widget' }]);
+    expect(state.log).toEqual(['get-session', 'classify', 'list', 'call:widget', 'seal:w', 'append', 'commit:w']);
+    expect(descriptors(res)).toEqual([expect.objectContaining({ bindingRevision: 'v1.k1.abcd', toolsetId: 'ts' })]);
+  });
+
+  it('facts answered by the classification still hold a call for confirmation', async () => {
+    state.classifyAnswersFacts = true;
+    state.requireConfirmation['ts'] = ['plain'];
+    const res = await run([{ functionCallId: 'p', tool: 'plain' }]);
+    expect(res.confirmations.map((c) => c.functionCallId)).toEqual(['p']);
+    expect(state.log.filter((l) => l.startsWith('call:') || l === 'get-toolset')).toEqual([]);
+  });
+
   it('an initial UI call whose generation is gone is tried exactly once and fails closed for that call', async () => {
     const res = await run([{ functionCallId: 'g', tool: 'gone' }]);
     expect(state.log.filter((l) => l.startsWith('call:'))).toEqual(['call:gone']);

@@ -9,7 +9,8 @@ import { generationRefSchema } from './registry-values';
  * CONNECTION_GENERATION_GONE; a dead owner has no responders, which callers map to the same error.
  */
 
-const toolSchema = z.looseObject({
+/** One tool as a connection lists it: the raw declaration, unknown fields kept. */
+export const listedToolSchema = z.looseObject({
   name: z.string(),
   inputSchema: z.record(z.string(), z.unknown()).optional(),
   _meta: z.record(z.string(), z.unknown()).optional(),
@@ -39,7 +40,7 @@ export const ConnListTools = defineContract({
   operation: 'list-tools',
   version: 1,
   request: z.strictObject({ ref: generationRefSchema }),
-  response: z.object({ tools: z.array(toolSchema), pages: z.number().int(), bytes: z.number().int() }),
+  response: z.object({ tools: z.array(listedToolSchema), pages: z.number().int(), bytes: z.number().int() }),
   errors: ['FAILED_PRECONDITION', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'],
 });
 

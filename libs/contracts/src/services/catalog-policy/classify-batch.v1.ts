@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
+import { discoveredToolsetSchema } from '../binding-registry/discover-toolset.v1';
 import { registryIdSchema } from '../binding-registry/registry-values';
 import { boundToolHandleSchema, catalogAudienceSchema, toolNameSchema, toolsetSelectionSchema, unavailableToolsetSchema } from './catalog-values';
 
@@ -35,6 +36,11 @@ export const CatalogClassifyBatch = defineContract({
     unavailable: z.array(unavailableToolsetSchema),
     unreachable: z.array(z.object({ callId: z.string(), name: toolNameSchema, toolsetIds: z.array(registryIdSchema).min(1) })),
     createdAt: z.string(),
+    /**
+     * The facts of each toolset a handle belongs to, read by the same registry request as its listings (binding
+     * revision, profile, confirmation policy): the caller needs no `get-toolset` of its own. Absent from older answers.
+     */
+    toolsets: z.array(discoveredToolsetSchema).optional(),
   }),
   errors: ['FAILED_PRECONDITION', 'NOT_FOUND', 'RESOURCE_EXHAUSTED', 'DEADLINE_EXCEEDED'],
 });

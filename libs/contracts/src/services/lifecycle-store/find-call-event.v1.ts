@@ -3,6 +3,18 @@ import { defineContract } from '../../lib/contract';
 import { incarnationSchema, sessionKeySchema } from '../../lib/values';
 import { eventWidgetSchema, functionCallSchema, functionResponseSchema } from './values';
 
+/** An event found by its call id: what a retried batch or a confirmation proof needs of it. */
+export const foundCallEventSchema = z
+  .object({
+    eventId: z.number().int().min(1),
+    invocationId: z.string().nullable(),
+    functionCalls: z.array(functionCallSchema),
+    functionResponses: z.array(functionResponseSchema),
+    widgets: z.array(eventWidgetSchema),
+    customMetadata: z.record(z.string(), z.unknown()).nullable(),
+  })
+  .strict();
+
 /**
  * `apphost.lifecycle-store.find-call-event.v1`: the first event of the `ACTIVE(n)` ledger (lowest id above
  * `afterEventId`) whose function responses (`answering: "response"`) or function calls (`"call"`) carry `callId`, optionally
@@ -27,20 +39,6 @@ export const LifecycleFindCallEvent = defineContract({
       afterEventId: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).default(0),
     })
     .strict(),
-  response: z
-    .object({
-      event: z
-        .object({
-          eventId: z.number().int().min(1),
-          invocationId: z.string().nullable(),
-          functionCalls: z.array(functionCallSchema),
-          functionResponses: z.array(functionResponseSchema),
-          widgets: z.array(eventWidgetSchema),
-          customMetadata: z.record(z.string(), z.unknown()).nullable(),
-        })
-        .strict()
-        .nullable(),
-    })
-    .strict(),
+  response: z.object({ event: foundCallEventSchema.nullable() }).strict(),
   errors: ['NOT_FOUND', 'FAILED_PRECONDITION'],
 });
