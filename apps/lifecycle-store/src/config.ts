@@ -1,26 +1,11 @@
 import { z } from 'zod';
+import { commaList, blankToUndefined } from '@apphost/runtime';
 import { cascadeParticipantNameSchema } from '@apphost/contracts';
-
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
 /** lifecycle-store settings, parsed once at startup (bad values stop the process, naming the variable). */
 export const lifecycleConfigSchema = z.object({
   /** Comma-separated participant service names of the deletion cascade, called in this order. */
-  LIFECYCLE_CASCADE_PARTICIPANTS: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .optional()
-      .transform((raw) => [
-        ...new Set(
-          (raw ?? '')
-            .split(',')
-            .map((s) => s.trim())
-            .filter(Boolean),
-        ),
-      ])
-      .pipe(z.array(cascadeParticipantNameSchema)),
-  ),
+  LIFECYCLE_CASCADE_PARTICIPANTS: z.preprocess(blankToUndefined, z.string().optional().transform(commaList).pipe(z.array(cascadeParticipantNameSchema))),
   /** Per-call timeout of a cascade participant request. */
   LIFECYCLE_CASCADE_TIMEOUT_MS: z.preprocess(blankToUndefined, z.coerce.number().int().min(1).max(600_000).default(5000)),
   /** How long a CREATING reservation is protected; an older one may be reclaimed by another creator. */

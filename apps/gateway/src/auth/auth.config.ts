@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { parseConfig } from '@apphost/runtime';
+import { blankToUndefined, parseConfig } from '@apphost/runtime';
 import { hostPageSettingsSchema, type HostPageSettings } from '../host/host.config';
 import { normalizeOrigin } from './origin';
 
@@ -41,7 +41,6 @@ export interface GatewayAuthSettings {
 }
 
 // Docker/compose often passes unset variables as empty strings: treat those as absent.
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 const optionalString = z.preprocess(blankToUndefined, z.string().trim().optional());
 
 const originListSchema = optionalString.transform((raw, ctx) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { commaList, blankToUndefined } from '@apphost/runtime';
 import { normalizeOrigin } from '../auth/origin';
 
 /**
@@ -15,8 +16,6 @@ export interface HostPageSettings {
   apps: string[];
 }
 
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
-
 export const hostPageSettingsSchema = z
   .object({
     APPHOST_SANDBOX_PORT: z.preprocess(blankToUndefined, z.coerce.number({ error: 'must be a port number' }).int().min(0).max(65535).optional()),
@@ -32,19 +31,6 @@ export const hostPageSettingsSchema = z
           return origin;
         }),
     ),
-    APPHOST_HOST_APPS: z.preprocess(
-      blankToUndefined,
-      z
-        .string()
-        .optional()
-        .transform((raw) => [
-          ...new Set(
-            (raw ?? '')
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean),
-          ),
-        ]),
-    ),
+    APPHOST_HOST_APPS: z.preprocess(blankToUndefined, z.string().optional().transform(commaList)),
   })
   .transform((env): HostPageSettings => ({ sandboxPort: env.APPHOST_SANDBOX_PORT, sandboxOrigin: env.APPHOST_SANDBOX_ORIGIN, apps: env.APPHOST_HOST_APPS }));

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { commaList } from '@apphost/runtime';
 import {
   appNameSchema,
   GovernedRenewView,
@@ -66,14 +67,7 @@ export const viewAttestedHeaderSchema = z
   .string()
   .max(256)
   .optional()
-  .transform((raw) => [
-    ...new Set(
-      (raw ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    ),
-  ])
+  .transform(commaList)
   .pipe(z.array(z.enum(VIEW_ATTESTATIONS)));
 
 export const viewResponseSchema = openViewResponseSchema;

@@ -1,4 +1,4 @@
-import { ConfigError, parseCommonConfig } from './config';
+import { blankToUndefined, commaList, ConfigError, parseCommonConfig } from './config';
 
 describe('common service configuration', () => {
   it('applies defaults and derives an instance id that is a single subject token', () => {
@@ -43,5 +43,19 @@ describe('common service configuration', () => {
       for (const name of ['HTTP_PORT', 'DATABASE_URL', 'LOG_LEVEL', 'INSTANCE_ID', 'DATABASE_SCHEMA_PREFIX']) expect(problems).toContain(name);
       expect((error as ConfigError).message).toMatch(/^invalid configuration for export-audit/);
     }
+  });
+});
+
+describe('list and blank variables', () => {
+  it('a comma-separated value: trimmed, empty entries dropped, each once in first-seen order', () => {
+    expect(commaList(' b, a,,b , c ,')).toEqual(['b', 'a', 'c']);
+    expect(commaList('')).toEqual([]);
+    expect(commaList(undefined)).toEqual([]);
+  });
+
+  it('a blank value counts as unset; anything else passes through', () => {
+    expect(blankToUndefined('  ')).toBeUndefined();
+    expect(blankToUndefined('x')).toBe('x');
+    expect(blankToUndefined(0)).toBe(0);
   });
 });

@@ -96,6 +96,21 @@ export function parseCommonConfig(service: string, env: Record<string, string | 
   return parseServiceConfig<object>(service, undefined, env);
 }
 
+/** A blank variable counts as unset, so its default applies (a preprocess step of a variable's schema). */
+export const blankToUndefined = (value: unknown): unknown => (typeof value === 'string' && value.trim() === '' ? undefined : value);
+
+/** The entries of a comma-separated value: trimmed, empty ones dropped, each once, in first-seen order. */
+export function commaList(raw: string | undefined): string[] {
+  return [
+    ...new Set(
+      (raw ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
+  ];
+}
+
 /** A JSON-valued variable, parsed inside a schema so a bad value is one more listed problem naming the variable. */
 export function jsonVariable<S extends z.ZodType>(schema: S, message: string) {
   return z.string().transform((text, ctx): z.output<S> => {
