@@ -163,6 +163,25 @@ describe('View revocation and delegation in the plane', () => {
     expect((await http('DELETE', `/v1/views/${viewId}`, { bearer: browser })).status).toBe(204);
   });
 
+  it('a view token minted before its session was deleted and created again opens nothing in the new incarnation', async () => {
+    const runtime = await token('svc-runtime', 'runtime delegate');
+    const asErin = { userId: 'erin' };
+    const first = await sessionWithUiCall(http, runtime, { appName: 'who', sessionId: 'r-erin', tool: 'start-session', ...asErin });
+    const minted = await http('POST', '/v1/sessions/r-erin/view-tokens', { bearer: runtime, body: { appName: 'who', userId: 'erin' } });
+    expect(minted.status).toBe(201);
+    const before = minted.body.token as string;
+    const opened = await open(before, 'who', 'r-erin', first);
+    expect(opened.status).toBe(201);
+
+    expect((await http('DELETE', '/v1/sessions/r-erin?appName=who&userId=erin', { bearer: runtime })).status).toBe(200);
+    const again = await sessionWithUiCall(http, runtime, { appName: 'who', sessionId: 'r-erin', tool: 'start-session', ...asErin });
+    // The same session id, a new incarnation: the old token sees neither the new widget nor its old View.
+    expect((await open(before, 'who', 'r-erin', again)).status).toBe(404);
+    expect((await getView(before, opened.body.viewId as string)).status).toBe(404);
+    const fresh = await http('POST', '/v1/sessions/r-erin/view-tokens', { bearer: runtime, body: { appName: 'who', userId: 'erin' } });
+    expect((await open(fresh.body.token as string, 'who', 'r-erin', again)).status).toBe(201);
+  });
+
   it('no grant reaches a service log line', () => {
     expect(grants.length).toBeGreaterThanOrEqual(6);
     const logText = logs.lines.map((line) => JSON.stringify(line)).join('\n');

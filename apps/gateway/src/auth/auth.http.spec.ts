@@ -250,7 +250,7 @@ describe('auth over HTTP (development provider)', () => {
 
 describe('view tokens over HTTP', () => {
   const viewTokens = new ViewTokens({ secret: Buffer.alloc(32, 3) });
-  const grant = { tenant: 'acme', userId: 'alice', appName: 'dash', sessionId: 's1' };
+  const grant = { tenant: 'acme', userId: 'alice', appName: 'dash', sessionId: 's1', incarnation: 1 };
   let running: Running;
   beforeAll(async () => {
     const verifier = new TokenVerifier({ issuer: ISSUER, audience: AUDIENCE, key: { secret: SECRET } });
@@ -262,7 +262,7 @@ describe('view tokens over HTTP', () => {
     const { token } = await viewTokens.mint(grant);
     expect(await get(`${running.url}/me`, token)).toEqual({
       status: 200,
-      body: { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1' } },
+      body: { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1', incarnation: 1 } },
     });
     expect((await get(`${running.url}/me`, await sign({}))).body).toEqual({ tenant: 'acme', subject: 'alice', scopes: ['runtime', 'view'] });
   });

@@ -4,8 +4,8 @@ import { DevelopmentTokenProvider } from './development-token-provider';
 import { VIEW_TOKEN_AUDIENCE, VIEW_TOKEN_ISSUER, VIEW_TOKEN_TYPE, ViewTokens } from './view-tokens';
 
 const SECRET = Buffer.alloc(32, 7);
-const grant = { tenant: 'acme', userId: 'alice', appName: 'dash', sessionId: 's1' };
-const restricted = { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1' } };
+const grant = { tenant: 'acme', userId: 'alice', appName: 'dash', sessionId: 's1', incarnation: 1 };
+const restricted = { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1', incarnation: 1 } };
 
 async function unauthenticated(promise: Promise<unknown>): Promise<string> {
   const error = await promise.then(
@@ -28,6 +28,7 @@ function forge(claims: Record<string, unknown>, secret: Uint8Array = SECRET): Pr
     scope: 'view',
     app: 'dash',
     sid: 's1',
+    inc: 1,
     jti: 'j',
     iat: now,
     exp: now + 60,
@@ -44,7 +45,7 @@ describe('ViewTokens', () => {
     expect(minted.principal).toEqual(restricted);
     expect(decodeProtectedHeader(minted.token)).toEqual({ alg: 'HS256', typ: 'apphost-view+jwt' });
     const claims = decodeJwt(minted.token);
-    expect(claims).toMatchObject({ iss: 'apphost-gateway', aud: 'apphost-view', sub: 'alice', tenant: 'acme', scope: 'view', app: 'dash', sid: 's1' });
+    expect(claims).toMatchObject({ iss: 'apphost-gateway', aud: 'apphost-view', sub: 'alice', tenant: 'acme', scope: 'view', app: 'dash', sid: 's1', inc: 1 });
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(300);
     expect(Date.parse(minted.expiresAt)).toBeGreaterThanOrEqual(Math.floor(before / 1000) * 1000 + 300_000);
     await expect(tokens.verify(minted.token)).resolves.toEqual(restricted);
@@ -76,13 +77,18 @@ describe('ViewTokens', () => {
     expect(await unauthenticated(stranger.verify(token))).toBe('token signature invalid');
   });
 
-  it('accepts only the exact shape it mints, even under its own key: scope view alone, one session, at most 15 minutes', async () => {
+  it('accepts only the exact shape it mints, even under its own key: scope view alone, one session incarnation, at most 15 minutes', async () => {
     await expect(tokens.verify(await forge({}))).resolves.toEqual(restricted);
     const now = Math.floor(Date.now() / 1000);
     for (const claims of [
       { scope: 'view runtime' },
       { scope: 'admin' },
       { sid: undefined },
+      // A token that names no incarnation (or a malformed one) would reach whatever session next bears this id.
+      { inc: undefined },
+      { inc: 0 },
+      { inc: '1' },
+      { inc: 1.5 },
       { app: 'has space' },
       { tenant: undefined },
       { iat: now - 3600, exp: now + 60 },

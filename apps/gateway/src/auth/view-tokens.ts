@@ -1,6 +1,6 @@
 import { createSecretKey, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader, errors, jwtVerify, SignJWT, type JWTPayload } from 'jose';
-import { AppHostError, appNameSchema, principalSchema, sessionIdSchema, type Principal } from '@apphost/contracts';
+import { AppHostError, appNameSchema, incarnationSchema, principalSchema, sessionIdSchema, type Principal } from '@apphost/contracts';
 import { MIN_VIEW_TOKEN_SECRET_BYTES } from './auth.config';
 import { SCOPES } from './scopes';
 
@@ -16,12 +16,16 @@ const MAX_TOKEN_LENGTH = 16 * 1024;
 // Replicas share the secret, not a clock: a little skew between them must not fail a fresh token.
 const CLOCK_TOLERANCE_SECONDS = 5;
 
-/** The one session a view token is for; `userId` is the session's user, who becomes the token's subject. */
+/**
+ * The one session a view token is for, in the incarnation that was ACTIVE when it was minted; `userId` is the
+ * session's user, who becomes the token's subject.
+ */
 export interface ViewTokenGrant {
   tenant: string;
   userId: string;
   appName: string;
   sessionId: string;
+  incarnation: number;
 }
 
 export interface MintedViewToken {
@@ -77,11 +81,11 @@ export class ViewTokens {
       tenant: grant.tenant,
       subject: grant.userId,
       scopes: [SCOPES.view],
-      restrictedTo: { appName: grant.appName, sessionId: grant.sessionId },
+      restrictedTo: { appName: grant.appName, sessionId: grant.sessionId, incarnation: grant.incarnation },
     });
     const issuedAt = Math.floor(this.now() / 1000);
     const expiresAt = issuedAt + ttlSeconds;
-    const token = await new SignJWT({ tenant: principal.tenant, scope: SCOPES.view, app: grant.appName, sid: grant.sessionId })
+    const token = await new SignJWT({ tenant: principal.tenant, scope: SCOPES.view, app: grant.appName, sid: grant.sessionId, inc: grant.incarnation })
       .setProtectedHeader({ alg: 'HS256', typ: VIEW_TOKEN_TYPE })
       .setIssuer(VIEW_TOKEN_ISSUER)
       .setAudience(VIEW_TOKEN_AUDIENCE)
@@ -126,11 +130,15 @@ function toRestrictedPrincipal(payload: JWTPayload): Principal {
   if (payload['scope'] !== SCOPES.view || lifetime < 1 || lifetime > VIEW_TOKEN_MAX_TTL_SECONDS) throw unauthenticated('token invalid');
   const appName = appNameSchema.safeParse(payload['app']);
   const sessionId = sessionIdSchema.safeParse(payload['sid']);
+  const incarnation = incarnationSchema.safeParse(payload['inc']);
   const principal = principalSchema.safeParse({
     tenant: payload['tenant'],
     subject: payload.sub,
     scopes: [SCOPES.view],
-    restrictedTo: appName.success && sessionId.success ? { appName: appName.data, sessionId: sessionId.data } : undefined,
+    restrictedTo:
+      appName.success && sessionId.success && incarnation.success
+        ? { appName: appName.data, sessionId: sessionId.data, incarnation: incarnation.data }
+        : undefined,
   });
   if (!principal.success || !principal.data.restrictedTo) throw unauthenticated('token invalid');
   return principal.data;

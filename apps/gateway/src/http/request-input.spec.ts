@@ -3,7 +3,7 @@ import { actingPrincipal, ownSessionKey, viewCallerOf } from './request-input';
 
 const alice: Principal = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
 const runtime: Principal = { tenant: 'acme', subject: 'svc-runtime', scopes: ['runtime', 'delegate'] };
-const viewToken: Principal = { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1' } };
+const viewToken: Principal = { tenant: 'acme', subject: 'alice', scopes: ['view'], restrictedTo: { appName: 'dash', sessionId: 's1', incarnation: 1 } };
 
 function expectNotFound(run: () => unknown): void {
   let thrown: unknown;

@@ -101,7 +101,8 @@ describe('POST /v1/principals:revoke and :restore', () => {
   });
 
   it('needs the admin scope (403), from any other token, a view token included, and asks nothing', async () => {
-    const viewToken = (await new ViewTokens({ secret: VIEW_SECRET }).mint({ tenant: 'acme', userId: 'bob', appName: 'dash', sessionId: 's1' })).token;
+    const viewToken = (await new ViewTokens({ secret: VIEW_SECRET }).mint({ tenant: 'acme', userId: 'bob', appName: 'dash', sessionId: 's1', incarnation: 1 }))
+      .token;
     for (const token of [await sign('runtime delegate'), await sign('view export audit'), viewToken]) {
       for (const route of ['/v1/principals:revoke', '/v1/principals:restore']) {
         const res = await post(route, token, bob);

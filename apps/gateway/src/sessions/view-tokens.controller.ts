@@ -27,7 +27,8 @@ export class ViewTokensController {
     const snapshot = await this.bus.request(LifecycleGetSession, { session: key });
     // Creating, deleting or deleted: nothing to render, and indistinguishable from absence.
     if (snapshot.state !== 'ACTIVE') throw sessionNotFound();
-    const minted = await this.viewTokens.mint({ tenant: key.tenant, userId: key.userId, appName: key.appName, sessionId: key.sessionId }, input.ttlSeconds);
+    const grant = { tenant: key.tenant, userId: key.userId, appName: key.appName, sessionId: key.sessionId, incarnation: snapshot.incarnation };
+    const minted = await this.viewTokens.mint(grant, input.ttlSeconds);
     return { token: minted.token, expiresAt: minted.expiresAt, scope: 'view', sessionId: key.sessionId, appName: key.appName };
   }
 }

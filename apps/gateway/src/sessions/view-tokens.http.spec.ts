@@ -40,6 +40,8 @@ const sessions = new Map<string, SessionSnapshot['state']>([
   ['acme/dash/bob/s2', 'ACTIVE'],
 ]);
 const asked: { op: string; session: SessionKey; principal?: Principal }[] = [];
+// bob's s2 was deleted and created again twice: a view token is for the incarnation it was minted in.
+const incarnations = new Map([['acme/dash/bob/s2', 3]]);
 
 const snapshot = (session: SessionKey, state: SessionSnapshot['state']): SessionSnapshot => ({
   session,
@@ -75,7 +77,7 @@ beforeAll(async () => {
     asked.push({ op: 'get', session: r.session });
     const state = sessions.get(keyId(r.session));
     if (!state) throw new AppHostError('NOT_FOUND', 'session not found');
-    return snapshot(r.session, state);
+    return { ...snapshot(r.session, state), incarnation: incarnations.get(keyId(r.session)) ?? 1 };
   });
   standIns.register(LifecycleListEvents, (r) => (asked.push({ op: 'events', session: r.session }), { incarnation: 1, events: [], nextAfterId: null }));
   standIns.register(CatalogModelCatalog, (r) => {
@@ -151,7 +153,7 @@ describe('delegation: a principal with scope delegate acts for a user of its ten
   it('names the user on the session, events, catalog, tool-batch and confirmation routes, and the services see that user', async () => {
     expect(await call('GET', '/v1/sessions/s2?appName=dash&userId=bob', runtime)).toEqual({
       status: 200,
-      body: { sessionId: 's2', appName: 'dash', userId: 'bob', incarnation: 1, state: 'ACTIVE' },
+      body: { sessionId: 's2', appName: 'dash', userId: 'bob', incarnation: 3, state: 'ACTIVE' },
     });
     expect(await call('GET', '/v1/sessions/s2/events?appName=dash&userId=bob', runtime)).toMatchObject({ status: 200, body: { userId: 'bob', events: [] } });
     expect(await call('GET', '/v1/sessions/s2/catalog?appName=dash&userId=bob', runtime)).toMatchObject({ status: 200, body: { sessionId: 's2', tools: [] } });
@@ -194,7 +196,7 @@ describe('delegation: a principal with scope delegate acts for a user of its ten
 });
 
 describe('POST /v1/sessions/{id}/view-tokens', () => {
-  const restrictedTo = (sessionId: string) => ({ appName: 'dash', sessionId });
+  const restrictedTo = (sessionId: string, incarnation = 1) => ({ appName: 'dash', sessionId, incarnation });
 
   it("mints a 5-minute view-only token for the session's own user", async () => {
     const before = Date.now();
@@ -218,11 +220,11 @@ describe('POST /v1/sessions/{id}/view-tokens', () => {
     const res = await call('POST', '/v1/sessions/s2/view-tokens', runtime, { appName: 'dash', userId: 'bob', ttlSeconds: 900 });
     expect(res.status).toBe(201);
     const claims = decodeJwt(res.body['token'] as string);
-    expect(claims).toMatchObject({ sub: 'bob', tenant: 'acme', app: 'dash', sid: 's2' });
+    expect(claims).toMatchObject({ sub: 'bob', tenant: 'acme', app: 'dash', sid: 's2', inc: 3 });
     expect((claims.exp ?? 0) - (claims.iat ?? 0)).toBe(900);
     await expect(new ViewTokens({ secret: VIEW_SECRET }).verify(res.body['token'] as string)).resolves.toMatchObject({
       subject: 'bob',
-      restrictedTo: restrictedTo('s2'),
+      restrictedTo: restrictedTo('s2', 3),
     });
     // Naming a user the session does not belong to finds nothing.
     expect((await call('POST', '/v1/sessions/s2/view-tokens', runtime, { appName: 'dash', userId: 'alice' })).status).toBe(404);
@@ -268,6 +270,7 @@ describe('POST /v1/sessions/{id}/view-tokens', () => {
       userId: 'alice',
       appName: 'dash',
       sessionId: 's1',
+      incarnation: 1,
     });
     expect(await call('GET', '/v1/sessions/s1?appName=dash', minted.token)).toEqual({
       status: 401,

@@ -10,7 +10,8 @@ export function viewNotFound(): AppHostError {
 
 /**
  * Whether the caller may act on the session: its tenant and user, the `view` scope, and for a view token
- * (`principal.restrictedTo`) exactly this session. Anything else reads as NOT_FOUND.
+ * (`principal.restrictedTo`) exactly this session. Anything else reads as NOT_FOUND. A view token also names the
+ * incarnation it was minted for: `incarnationAdmits` checks it once the incarnation in question is known.
  */
 export function callerMaySee(caller: ViewCaller, session: SessionKey): boolean {
   const { principal } = caller;
@@ -20,10 +21,21 @@ export function callerMaySee(caller: ViewCaller, session: SessionKey): boolean {
   return !only || (only.appName === session.appName && only.sessionId === session.sessionId);
 }
 
+/**
+ * Whether a view token reaches `incarnation` of its session: only the one it was minted for, so a token handed out
+ * before the session was deleted and created again opens nothing in the new one. Other principals: always.
+ */
+export function incarnationAdmits(caller: ViewCaller, incarnation: number): boolean {
+  const only = caller.principal.restrictedTo;
+  return !only || only.incarnation === incarnation;
+}
+
 /** The View if the caller may see it; NOT_FOUND otherwise (and for a bootstrap still in progress). */
 export async function findVisible(records: ViewRecords, caller: ViewCaller, viewId: string): Promise<StoredView> {
   const stored = await records.find(viewId);
-  if (!stored || stored.record.state === 'OPENING' || !callerMaySee(caller, stored.record.session)) throw viewNotFound();
+  if (!stored || stored.record.state === 'OPENING') throw viewNotFound();
+  const { session, incarnation } = stored.record;
+  if (!callerMaySee(caller, session) || !incarnationAdmits(caller, incarnation)) throw viewNotFound();
   return stored;
 }
 

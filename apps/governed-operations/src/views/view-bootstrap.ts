@@ -22,7 +22,7 @@ import type { BatchConfig } from '../governed.config';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
 import { describeFailure } from '../tool-batches/batch-plan';
 import { ProducingGenerations, type ProducingGeneration } from './producing-generations';
-import { callerMaySee, grantDigestOf, mintGrant, newViewId, viewNotFound } from './view-access';
+import { callerMaySee, grantDigestOf, incarnationAdmits, mintGrant, newViewId, viewNotFound } from './view-access';
 import { ViewCollaborators, type ViewGeneration } from './view-collaborators';
 import { coldActionOf, defaultPolicy, recordOf, resourcePolicyOf, widgetOf, type Binding, type OpenRequest, type Opening } from './view-opening';
 import { ViewRecords, type StoredView, type ViewRecord } from './view-records';
@@ -97,7 +97,7 @@ export class ViewBootstrap {
     const { revoked, session: current } = await this.peers.standing(caller.principal, session);
     if (revoked) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
     if (!current) throw new AppHostError('NOT_FOUND', `session ${session.sessionId} of app ${session.appName} does not exist`);
-    if (current.state !== 'ACTIVE') throw viewNotFound();
+    if (current.state !== 'ACTIVE' || !incarnationAdmits(caller, current.incarnation)) throw viewNotFound();
     const incarnation = current.incarnation;
     const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
     if (!located.widget) throw viewNotFound(); // an event-level reference renders nothing

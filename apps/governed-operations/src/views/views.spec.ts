@@ -260,14 +260,16 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     });
   });
 
-  it('another tenant, user or session, a view token of another session, or no view scope: NOT_FOUND, nothing reserved', async () => {
+  it('another tenant, user or session, a view token of another session or incarnation, or no view scope: NOT_FOUND, nothing reserved', async () => {
     const at = await widgetOf();
     const { principal } = caller;
     const others: ViewCaller[] = [
       { principal: { ...principal, tenant: 'other' }, userId: 'alice' },
       { principal, userId: 'bob' },
-      { principal: { ...principal, restrictedTo: { appName: 'app', sessionId: 's2' } }, userId: 'alice' },
-      { principal: { ...principal, restrictedTo: { appName: 'other-app', sessionId: 's1' } }, userId: 'alice' },
+      { principal: { ...principal, restrictedTo: { appName: 'app', sessionId: 's2', incarnation: 3 } }, userId: 'alice' },
+      { principal: { ...principal, restrictedTo: { appName: 'other-app', sessionId: 's1', incarnation: 3 } }, userId: 'alice' },
+      // Minted before the session was deleted and created again: the same id is another session to it.
+      { principal: { ...principal, restrictedTo: { appName: 'app', sessionId: 's1', incarnation: 2 } }, userId: 'alice' },
       { principal: { ...principal, scopes: ['runtime'] }, userId: 'alice' },
     ];
     for (const other of others) await expect(open(at, other)).rejects.toMatchObject({ code: 'NOT_FOUND' });
@@ -277,7 +279,7 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     expect(state.log).not.toContain('retain:view');
 
     // The right view token opens it; none of the others sees the View afterwards.
-    const token: ViewCaller = { principal: { ...principal, restrictedTo: { appName: 'app', sessionId: 's1' } }, userId: 'alice' };
+    const token: ViewCaller = { principal: { ...principal, restrictedTo: { appName: 'app', sessionId: 's1', incarnation: 3 } }, userId: 'alice' };
     const view = live(await open(at, token));
     for (const other of others) {
       await expect(client().request(GovernedGetView, { caller: other, viewId: view.viewId })).rejects.toMatchObject({ code: 'NOT_FOUND' });

@@ -22,9 +22,10 @@ export const principalSchema = z.object({
   scopes: z.array(scopeSchema).max(64),
   /**
    * Set on a view token (scope `view`, minted by `POST /v1/sessions/{id}/view-tokens`): the principal may act only on
-   * this one session (and its Views). Absent: no restriction beyond tenant, user and scopes.
+   * this one session, in the incarnation it was minted for (a session deleted and created again under the same id is
+   * another session to the token), and its Views. Absent: no restriction beyond tenant, user and scopes.
    */
-  restrictedTo: z.strictObject({ appName: z.string().min(1).max(128), sessionId: z.string().min(1).max(128) }).optional(),
+  restrictedTo: z.strictObject({ appName: z.string().min(1).max(128), sessionId: z.string().min(1).max(128), incarnation: incarnationSchema }).optional(),
 });
 export type Principal = z.infer<typeof principalSchema>;
 
