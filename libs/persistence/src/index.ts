@@ -6,3 +6,4 @@ export { advisoryLockKey } from './lib/advisory-lock';
 export { redactUrl, redactText } from '@apphost/redact';
 export { startEmbeddedPostgres, embeddedPasswordFile, EMBEDDED_DATABASE, type EmbeddedPostgres, type EmbeddedPostgresOptions } from './lib/embedded-postgres';
 export { ChannelListener } from './lib/channel-listener';
+export { ChannelWaiters } from './lib/channel-waiters';

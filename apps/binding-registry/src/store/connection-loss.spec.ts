@@ -68,7 +68,7 @@ describe('binding-registry when PostgreSQL terminates its backends', () => {
     const database = registry.running.app.get(RegistryStoreAccess).store.database;
     waiter.recheckMs = 60_000; // a wake-up inside the test came from a notification, not from the re-check
     try {
-      const listenName = storeApplicationName('binding-registry', schema, 'listen');
+      const listenName = storeApplicationName('binding-registry', schema, 'listen-apphost_binding_state');
       const pending = await waiter.nextChange('listen-drop', 1, 60_000);
       const [first] = await eventually(async () => {
         const found = await backendsOf(listenName);
