@@ -596,6 +596,22 @@ describeOnPostgres('sealed-result-store', (target) => {
       expect(outcomes.free.commit + outcomes.free.gc).toBe(17);
     }, 60_000);
 
+    it('resolve racing the commit of the same record to the same event always answers the record (100 rounds)', async () => {
+      // The batch answers before its commit lands, so a View or an export may resolve while it is in flight.
+      for (let round = 0; round < 100; round++) {
+        const scope = scopeOf(newSession(), 1, uid('fc'));
+        const created = await store.client.create({ scope, operationInstanceId: uid('op'), envelope: envelopeFor(scope.functionCallId) });
+        const key = keyOf(scope, uid('evt'), created.ref.recordId);
+        const [commit, resolved] = await Promise.allSettled([store.service.client.request(SealedCommit, { key }), store.client.resolve(key)]);
+        expect({ round, commit: commit.status, resolve: resolved.status === 'fulfilled' ? 'ok' : String(resolved.reason) }).toEqual({
+          round,
+          commit: 'fulfilled',
+          resolve: 'ok',
+        });
+        expect(await store.recordRow(created.ref.recordId)).toMatchObject({ state: 'COMMITTED', event_id: key.eventId });
+      }
+    }, 120_000);
+
     it('a 5 MiB result round-trips through the bus in bounded chunks', async () => {
       const scope = scopeOf(newSession(), 1, uid('fc'));
       const envelope = largeEnvelope(scope.functionCallId, 5 * 1024 * 1024);

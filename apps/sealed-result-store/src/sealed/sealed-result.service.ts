@@ -162,7 +162,11 @@ export class SealedResultService {
   async resolve(key: SealedRecordKey, expected: ExpectedStore | undefined): Promise<SealedResolveResponse> {
     this.checkStore(expected);
     const params = keyParams(key);
-    const found = await this.repository.findForResolve(params);
+    let found = await this.repository.findForResolve(params);
+    // A commit of this record to this event racing the bind: the bind waited on the commit's row lock and then
+    // matched nothing (the row was COMMITTED by then), while the statement's snapshot still reads it PENDING. A
+    // second statement sees the commit; a record still PENDING and unbound then really is not this event's.
+    if (found.record?.state === 'PENDING' && !found.record.bound) found = await this.repository.findForResolve(params);
     if (found.minLive !== null && found.minLive > key.incarnation) throw stale(key.incarnation);
     const record = found.record;
     if (!record) throw notFound();
