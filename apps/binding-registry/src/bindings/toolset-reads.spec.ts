@@ -55,18 +55,20 @@ async function statementsFor<T>(toolsetId: string, call: () => Promise<T>): Prom
 /** `get-toolset`'s binding facts as the separate reads give them: the toolset row, its current binding row, the live count. */
 async function separately(toolsetId: string): Promise<Partial<ToolsetStatus>> {
   const toolset = await store().toolsets.get(toolsetId);
-  const binding = await store().toolsets.binding(toolsetId, toolset!.currentGeneration);
+  if (!toolset) throw new Error(`toolset ${toolsetId} is not stored`);
+  const binding = await store().toolsets.binding(toolsetId, toolset.currentGeneration);
+  if (!binding) throw new Error(`toolset ${toolsetId} has no current binding row`);
   const { rows } = await store().store.database.query<{ n: string }>(
     `SELECT count(*) AS n FROM connection_generations WHERE toolset_id = $1 AND state = 'LIVE'`,
     [toolsetId],
   );
   return {
     toolsetId,
-    profileId: toolset!.profileId,
-    state: binding!.state,
-    bindingGeneration: binding!.generation,
-    bindingRevision: binding!.bindingRevision,
-    readiness: binding!.readiness,
+    profileId: toolset.profileId,
+    state: binding.state,
+    bindingGeneration: binding.generation,
+    bindingRevision: binding.bindingRevision,
+    readiness: binding.readiness,
     liveConnections: Number(rows[0].n),
   };
 }
