@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
-import { AppHostError, RegistryReasons, type BindingState, type HostProfile, type ToolsetStatus } from '@apphost/contracts';
+import {
+  AppHostError,
+  RegistryReasons,
+  type BindingState,
+  type HostProfile,
+  type RegistryVerifyBindingRevision,
+  type ResponseOf,
+  type ToolsetStatus,
+} from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { KeyRing } from '../keys/key-ring';
 import { RegistryStoreAccess } from '../store/store-access';
@@ -34,7 +42,7 @@ export class BindingService {
 
   async toolset(toolsetId: string): Promise<ToolsetRow> {
     const toolset = await this.store.toolsets.get(toolsetId);
-    if (!toolset) throw new AppHostError('NOT_FOUND', `toolset ${toolsetId} does not exist`);
+    if (!toolset) throw toolsetNotFound(toolsetId);
     return toolset;
   }
 
@@ -47,7 +55,7 @@ export class BindingService {
     // decides it; only a binding that is not final takes the construction path (whose CAS could not win against a
     // final state anyway).
     const current = await this.store.toolsets.current(toolsetId);
-    if (!current) throw new AppHostError('NOT_FOUND', `toolset ${toolsetId} does not exist`);
+    if (!current) throw toolsetNotFound(toolsetId);
     const state = current.binding?.state;
     if (current.binding && (state === 'PROFILE_BOUND' || state === 'MODEL_ONLY')) return { ...current, binding: current.binding };
     if (current.binding && (state === 'REVOKING' || state === 'CLOSED')) throw closedError(toolsetId, current.binding.generation, current.binding.state);
@@ -103,9 +111,12 @@ export class BindingService {
     return this.status(toolsetId);
   }
 
+  /** Reads only (it never materializes, as before): the toolset, its current binding and its live count, in one statement. */
   async status(toolsetId: string): Promise<ToolsetStatus> {
-    const toolset = await this.toolset(toolsetId);
-    const binding = await this.binding(toolsetId, toolset.currentGeneration);
+    const read = await this.store.toolsets.status(toolsetId);
+    if (!read) throw toolsetNotFound(toolsetId);
+    const { toolset, binding, liveConnections } = read;
+    if (!binding) throw bindingNotFound(toolsetId, toolset.currentGeneration);
     return {
       toolsetId,
       profileId: toolset.profileId,
@@ -115,22 +126,31 @@ export class BindingService {
       readiness: binding.readiness,
       transport: toolset.spec.connection.kind,
       protocol: toolset.spec.protocol,
-      liveConnections: await this.store.generations.liveCount(toolsetId),
+      liveConnections,
       requireConfirmation: toolset.spec.requireConfirmation ?? false,
       selection: { toolFilter: toolset.spec.toolFilter, namePrefix: toolset.spec.namePrefix, listCacheTtlMs: toolset.spec.listCacheTtlMs },
     };
   }
 
-  async verifyRevision(toolsetId: string, bindingRevision: string): Promise<{ valid: boolean; keyId: string; active: boolean; current: boolean }> {
-    const toolset = await this.toolset(toolsetId);
-    if (!toolset.profileId)
-      throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: RegistryReasons.details('MODEL_ONLY') });
-    const profile = await this.store.profiles.get(toolset.profileId);
-    if (!profile) throw new AppHostError('NOT_FOUND', `profile ${toolset.profileId} does not exist`);
-    const verdict = await this.keys.verify(BINDING_REVISION_PURPOSE, bindingDigest(toolsetId, toolset.profileId, profile), bindingRevision);
-    const binding = await this.binding(toolsetId, toolset.currentGeneration);
+  /**
+   * The verdict on `bindingRevision` and the current binding it was judged against, read in one statement (toolset,
+   * profile, binding); refusals in the order they always had: unknown toolset, model-only toolset, unknown profile,
+   * the key ring's (malformed, unknown or retired key), then a missing binding row.
+   */
+  async verifyRevision(toolsetId: string, bindingRevision: string): Promise<ResponseOf<typeof RegistryVerifyBindingRevision>> {
+    const read = await this.store.toolsets.verifiable(toolsetId);
+    if (!read) throw toolsetNotFound(toolsetId);
+    const { profileId, profile, binding } = read;
+    if (!profileId) throw new AppHostError('FAILED_PRECONDITION', `toolset ${toolsetId} has no profile`, { details: RegistryReasons.details('MODEL_ONLY') });
+    if (!profile) throw new AppHostError('NOT_FOUND', `profile ${profileId} does not exist`);
+    const verdict = await this.keys.verify(BINDING_REVISION_PURPOSE, bindingDigest(toolsetId, profileId, profile), bindingRevision);
+    if (!binding) throw bindingNotFound(toolsetId, read.currentGeneration);
     const current = verdict.valid && binding.state === 'PROFILE_BOUND';
-    return { ...verdict, current };
+    return {
+      ...verdict,
+      current,
+      binding: { profileId, state: binding.state, bindingGeneration: binding.generation, bindingRevision: binding.bindingRevision },
+    };
   }
 
   private async closeGeneration(toolsetId: string, generation: number, scope: 'advertising' | 'all'): Promise<void> {
@@ -173,10 +193,13 @@ export class BindingService {
 
   private async binding(toolsetId: string, generation: number): Promise<BindingRow> {
     const binding = await this.store.toolsets.binding(toolsetId, generation);
-    if (!binding) throw new AppHostError('NOT_FOUND', `binding ${toolsetId}#${generation} does not exist`);
+    if (!binding) throw bindingNotFound(toolsetId, generation);
     return binding;
   }
 }
+
+const toolsetNotFound = (toolsetId: string) => new AppHostError('NOT_FOUND', `toolset ${toolsetId} does not exist`);
+const bindingNotFound = (toolsetId: string, generation: number) => new AppHostError('NOT_FOUND', `binding ${toolsetId}#${generation} does not exist`);
 
 function closedError(toolsetId: string, generation: number, state: BindingState): AppHostError {
   return new AppHostError('FAILED_PRECONDITION', `binding ${toolsetId}#${generation} is ${state}`, {

@@ -163,11 +163,4 @@ export class GenerationsRepository {
     const { rows } = await this.db.query<{ owner_instance: string }>(`SELECT DISTINCT owner_instance FROM connection_generations WHERE state = 'LIVE'`);
     return rows.map((r) => r.owner_instance);
   }
-
-  async liveCount(toolsetId: string): Promise<number> {
-    const { rows } = await this.db.query<{ n: string }>(`SELECT count(*) AS n FROM connection_generations WHERE toolset_id = $1 AND state = 'LIVE'`, [
-      toolsetId,
-    ]);
-    return Number(rows[0]?.n ?? 0);
-  }
 }

@@ -37,6 +37,15 @@ const bindingOf = (r: Record<string, unknown>): BindingRow => ({
   closes: Number(r['closes']),
 });
 
+/** The current binding generation as a read answers it: its state, not its construction bookkeeping. */
+export type CurrentBinding = Pick<BindingRow, 'generation' | 'state' | 'bindingRevision'>;
+
+/** The `b.` columns of a toolset row joined with its current binding; undefined when the join found no binding. */
+const currentBindingOf = (r: Record<string, unknown>): CurrentBinding | undefined =>
+  r['generation'] === null || r['generation'] === undefined
+    ? undefined
+    : { generation: Number(r['generation']), state: r['state'] as BindingState, bindingRevision: (r['binding_revision'] as string | null) ?? null };
+
 /**
  * Toolsets and their binding generations. Every transition is one guarded statement (compare-and-set on the
  * state), so the latch holds across replicas: at most one construction per binding generation (the
@@ -89,6 +98,58 @@ export class ToolsetsRepository {
       toolset: { toolsetId: r.t_toolset_id, spec: r.t_spec, profileId: r.t_profile_id, currentGeneration: Number(r.t_current_generation) },
       binding: r.generation === null || r.generation === undefined ? undefined : bindingOf(r),
       profile: (r.p_body as HostProfile | null) ?? undefined,
+    };
+  }
+
+  /**
+   * What `get-toolset` answers, in one statement (three before): the toolset, its current binding generation's state
+   * and the toolset's live connection count, all as of the same snapshot. Undefined when the toolset does not exist;
+   * `binding` undefined when its current generation has no row.
+   */
+  async status(
+    toolsetId: string,
+  ): Promise<{ toolset: ToolsetRow; binding: (CurrentBinding & Pick<BindingRow, 'readiness'>) | undefined; liveConnections: number } | undefined> {
+    const { rows } = await this.db.query(
+      `SELECT t.spec, t.profile_id, t.current_generation, b.generation, b.state, b.binding_revision, b.readiness,
+              (SELECT count(*) FROM connection_generations g WHERE g.toolset_id = t.toolset_id AND g.state = 'LIVE') AS live_connections
+         FROM toolsets t
+         LEFT JOIN bindings b ON b.toolset_id = t.toolset_id AND b.generation = t.current_generation
+        WHERE t.toolset_id = $1`,
+      [toolsetId],
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    const binding = currentBindingOf(r);
+    return {
+      toolset: { toolsetId, spec: r.spec, profileId: r.profile_id, currentGeneration: Number(r.current_generation) },
+      binding: binding && { ...binding, readiness: r.readiness as ProviderReadiness[] },
+      liveConnections: Number(r.live_connections),
+    };
+  }
+
+  /**
+   * What `verify-binding-revision` judges, in one statement (three before): the toolset's current profile id and body
+   * and its current binding generation's state. The profile is immutable, so reading it with the rows changes nothing
+   * about what is seen. Undefined when the toolset does not exist.
+   */
+  async verifiable(
+    toolsetId: string,
+  ): Promise<{ profileId: string | null; currentGeneration: number; profile: HostProfile | undefined; binding: CurrentBinding | undefined } | undefined> {
+    const { rows } = await this.db.query(
+      `SELECT t.profile_id, t.current_generation, p.body AS profile, b.generation, b.state, b.binding_revision
+         FROM toolsets t
+         LEFT JOIN profiles p ON p.profile_id = t.profile_id
+         LEFT JOIN bindings b ON b.toolset_id = t.toolset_id AND b.generation = t.current_generation
+        WHERE t.toolset_id = $1`,
+      [toolsetId],
+    );
+    const r = rows[0];
+    if (!r) return undefined;
+    return {
+      profileId: r.profile_id,
+      currentGeneration: Number(r.current_generation),
+      profile: (r.profile as HostProfile | null) ?? undefined,
+      binding: currentBindingOf(r),
     };
   }
 

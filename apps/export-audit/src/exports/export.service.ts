@@ -92,7 +92,8 @@ export interface ExportDeps {
 
 /** The toolset's binding as read at one instant; judged by the caller (load and recheck judge in their own order). */
 interface Binding {
-  status: ToolsetStatus;
+  /** The toolset's current binding: PROFILE_BOUND under `profileId` (judged by `binding()` before it answers). */
+  status: Pick<ToolsetStatus, 'state' | 'profileId' | 'bindingGeneration' | 'bindingRevision'>;
   /** The registry's verdict on the descriptor's revision; null when it refused to verify it (unknown, retired or malformed key). */
   verdict: { valid: boolean; current: boolean; active: boolean } | null;
   policy: ExportPolicy;
@@ -337,21 +338,26 @@ export class ExportService {
 
   /**
    * The toolset's binding as the registry has it now: PROFILE_BOUND (else NOT_PROFILE_BOUND), the registry's verdict on
-   * the descriptor's revision, and the export policy of the profile the toolset names.
+   * the descriptor's revision, and the export policy of the profile the toolset names. One `verify-binding-revision`
+   * answers all three (the verdict and the binding it was judged against, read in one statement). When it cannot — a
+   * refusal (model-only toolset, unknown toolset or profile, a malformed, unknown or retired key), a failure, or an
+   * older registry whose answer carries no binding — `get-toolset` answers the binding as it always did, and the
+   * decisions are taken in the same order: the toolset's refusal or state first, then the verdict (null when refused).
    */
   private async binding(toolsetId: string, bindingRevision: string): Promise<Binding> {
     const opts = { timeoutMs: this.deps.timeoutMs };
-    const verifying = started(
-      this.deps.bus.request(RegistryVerifyBindingRevision, { toolsetId, bindingRevision }, opts).catch((error: unknown) => {
-        if (error instanceof AppHostError && (error.code === 'FAILED_PRECONDITION' || error.code === 'INVALID_ARGUMENT' || error.code === 'NOT_FOUND'))
-          return null;
-        throw error;
-      }),
+    const verified = await this.deps.bus.request(RegistryVerifyBindingRevision, { toolsetId, bindingRevision }, opts).then(
+      (answer) => ({ answer, failure: null }),
+      (failure: unknown) => ({ answer: null, failure }),
     );
-    const status = await this.request(() => this.deps.bus.request(RegistryGetToolset, { toolsetId }, opts));
+    const status = verified.answer?.binding ?? (await this.request(() => this.deps.bus.request(RegistryGetToolset, { toolsetId }, opts)));
     if (status.state !== 'PROFILE_BOUND' || !status.profileId) throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'the toolset is not profile-bound');
-    const [verdict, profile] = await Promise.all([verifying, this.profile(status.profileId)]);
-    return { status, verdict, policy: profile.export ?? DEFAULT_EXPORT_POLICY };
+    const { failure } = verified;
+    const refused =
+      failure instanceof AppHostError && (failure.code === 'FAILED_PRECONDITION' || failure.code === 'INVALID_ARGUMENT' || failure.code === 'NOT_FOUND');
+    if (failure && !refused) throw failure;
+    const profile = await this.profile(status.profileId);
+    return { status, verdict: verified.answer, policy: profile.export ?? DEFAULT_EXPORT_POLICY };
   }
 
   /**
