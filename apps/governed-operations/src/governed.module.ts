@@ -1,10 +1,12 @@
 import { Module, type DynamicModule, type FactoryProvider, type ValueProvider } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import type { CoordinationStore } from '@apphost/coordination';
-import { FAULT_POINTS, FaultPoints, type Logger } from '@apphost/runtime';
+import { FAULT_POINTS, FaultPoints, SERVICE_CONTEXT, type Logger, type ServiceContext } from '@apphost/runtime';
+import { SealedResultClient } from '@apphost/sealed-results';
 import { CallClaims } from './calls/call-claims';
 import { CallPipeline } from './calls/call-pipeline';
 import { OwnerHeartbeat } from './calls/owner-heartbeat';
+import { SealedCommits } from './calls/sealed-commits';
 import { CascadeHandlers } from './cascade/cascade.handlers';
 import { ConfirmationGate } from './confirmation/confirmation-gate';
 import { ConfirmationPermits } from './confirmation/confirmation-permits';
@@ -19,6 +21,7 @@ import { InvocationOrigins } from './conversation/invocation-origins';
 import { ViewMessages } from './conversation/view-messages';
 import type { BatchConfig } from './governed.config';
 import type { GovernedFaultPoint } from './governed.faults';
+import { GovernedMetrics } from './governed.metrics';
 import { BATCH_CONFIG, BATCH_LOGGER, VIEW_RPC_PORTS } from './governed.tokens';
 import { BatchReplay } from './tool-batches/batch-replay';
 import { ToolBatchHandlers } from './tool-batches/tool-batch.handlers';
@@ -113,6 +116,14 @@ export class GovernedOperationsModule {
         viewRpcPorts ?? viewRpcPortsProvider(config, logger, coordination),
         ViewRpcService,
         ViewRpcHandlers,
+        { provide: GovernedMetrics, useFactory: (context: ServiceContext) => new GovernedMetrics(context.metrics.registry), inject: [SERVICE_CONTEXT] },
+        {
+          provide: SealedCommits,
+          // A commit is one store request: shutdown waits for the in-flight ones at most that long.
+          useFactory: (bus: BusClient, faults: FaultPoints<GovernedFaultPoint>, metrics: GovernedMetrics) =>
+            new SealedCommits(new SealedResultClient(bus, { timeoutMs: config.storeTimeoutMs }), faults, metrics, logger, config.storeTimeoutMs),
+          inject: [BusClient, FAULT_POINTS, GovernedMetrics],
+        },
         CallPipeline,
         BatchReplay,
         ConfirmationGate,

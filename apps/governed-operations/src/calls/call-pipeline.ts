@@ -29,6 +29,7 @@ import { SealedResultClient } from '@apphost/sealed-results';
 import { describeFailure, driftOf, errorResponse, type PlannedCall } from '../tool-batches/batch-plan';
 import type { BatchConfig } from '../governed.config';
 import { retryWithinDeadline } from './deadline-retry';
+import { SealedCommits } from './sealed-commits';
 import type { ExecutionMark } from './outcome-classification';
 import type { GovernedFaultPoint } from '../governed.faults';
 import { BATCH_CONFIG, BATCH_LOGGER } from '../governed.tokens';
@@ -108,8 +109,8 @@ function unavailableOutcome(call: PlannedCall, toolsetIds: readonly string[], un
  * The steps every model-originated call goes through, whether it runs at batch admission or after the user
  * confirmed it: re-list, drift check, exactly one call on the handle's generation, validation, sealing (profile-bound
  * UI results) and the append + commit of the one event. Ordering is seal → append → commit, so a failure before
- * the append leaves only PENDING records no event references (GC collects them); a failed commit after the append
- * is repaired by `resolve` naming the event.
+ * the append leaves only PENDING records no event references (GC collects them); the commits run after the reply,
+ * and one that fails is repaired by the sealed store's recovery pass or by a `resolve` naming the event.
  */
 @Injectable()
 export class CallPipeline {
@@ -123,6 +124,7 @@ export class CallPipeline {
     @Inject(BATCH_LOGGER) private readonly logger: Logger,
     @Inject(FAULT_POINTS) private readonly faults: FaultPoints<GovernedFaultPoint>,
     @Inject(ProducingGenerations) private readonly producers: ProducingGenerations,
+    @Inject(SealedCommits) private readonly commits: SealedCommits,
   ) {
     this.sealed = new SealedResultClient(bus, { timeoutMs: config.storeTimeoutMs });
   }
@@ -247,8 +249,10 @@ export class CallPipeline {
   }
 
   /**
-   * Appends the one event, then commits every sealed reference it carries; returns the event id. `provenance`: the
-   * invocation's (`ui-message` when it consumed a View's message, see `InvocationOrigins`).
+   * Appends the one event, then starts committing every sealed reference it carries, and returns the event id
+   * without waiting for the commits (`SealedCommits`: tracked, counted, awaited at shutdown). The event is durable
+   * once the append answers, so a commit that fails or is still running changes nothing the caller can rely on.
+   * `provenance`: the invocation's (`ui-message` when it consumed a View's message, see `InvocationOrigins`).
    */
   async appendAndCommit(
     ctx: Pick<CallContext, 'key' | 'incarnation'>,
@@ -258,26 +262,10 @@ export class CallPipeline {
   ): Promise<number> {
     await this.faults.hit('batch.before-append');
     const eventId = await this.append(ctx.key, ctx.incarnation, event, provenance);
-    await Promise.all(
-      outcomes.map(async (o) => {
-        if (!o.recordId) return;
-        try {
-          await this.sealed.commit({
-            session: ctx.key,
-            incarnation: ctx.incarnation,
-            eventId: String(eventId),
-            functionCallId: o.response.functionCallId,
-            recordId: o.recordId,
-          });
-        } catch (error) {
-          // The event stands: the sealed store's recovery pass (and GC, which asks the ledger before deleting)
-          // commits the record to it; a resolve naming the event binds it too.
-          this.logger.warn(
-            { session: ctx.key.sessionId, eventId, functionCallId: o.response.functionCallId, error: describeFailure(error) },
-            'sealed reference commit failed after the append',
-          );
-        }
-      }),
+    this.commits.start(
+      ctx,
+      eventId,
+      outcomes.flatMap((o) => (o.recordId ? [{ functionCallId: o.response.functionCallId, recordId: o.recordId }] : [])),
     );
     return eventId;
   }

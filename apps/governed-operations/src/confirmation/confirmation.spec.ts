@@ -1,7 +1,7 @@
 import Redis from 'ioredis';
 import { canonicalDigest } from '@apphost/canonical-json';
 import { AppHostError, GovernedDecideConfirmation, GovernedPurge, GovernedRevoke, GovernedRunToolBatch, type RunToolBatchResponse } from '@apphost/contracts';
-import { descriptors, TEST_REDIS_URL } from '@apphost/testing';
+import { descriptors, eventually, TEST_REDIS_URL } from '@apphost/testing';
 import { principal, session, startFakePlane, type FakePlane, type FakeState } from '../test/fake-plane';
 import { ConfirmationGate, REQUEST_CONFIRMATION_TOOL } from './confirmation-gate';
 import { ConfirmationPermits } from './confirmation-permits';
@@ -92,7 +92,8 @@ describe('governed-operations sealed confirmation permits (fake collaborators on
     expect(state.callArgs).toEqual([{ amount: 5, note: 'exact' }]);
     expect(decided.functionResponses).toEqual([{ functionCallId: 'g', name: 'guarded', response: { content: [{ type: 'text', text: 'guarded ran' }] } }]);
     expect(descriptors(decided).map((w) => [w.correlation.functionCallId, w.bindingRevision])).toEqual([['g', 'v1.k1.abcd']]);
-    expect(state.committed.map((c) => c.key.functionCallId)).toEqual(['g']);
+    await eventually(async () => state.committed.length > 0, 5_000); // committed after the reply
+    expect(state.committed.map((c) => [c.key.functionCallId, c.key.eventId])).toEqual([['g', String(decided.eventId)]]);
     expect(decided.eventId).toBeGreaterThan(res.eventId);
 
     await expect(decide(res.confirmations[0].confirmationId, true)).rejects.toMatchObject({ code: 'NOT_FOUND' });

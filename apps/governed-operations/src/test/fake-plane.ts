@@ -49,6 +49,7 @@ import {
   uniquePrefix,
   type ServiceUnderTest,
 } from '@apphost/testing';
+import { SealedCommits } from '../calls/sealed-commits';
 import { governedOperationsService } from '../service';
 
 /**
@@ -638,6 +639,8 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       owner = await startOwner();
     },
     reset: async () => {
+      // The previous test's commits run after its replies: they land before this test's state starts over.
+      await service.running.app.get(SealedCommits).drain(10_000);
       Object.assign(state, { callGate: undefined, classifyGate: undefined, ...freshState() });
       ledgerScopes.length = 0; // in step with `state.appended`, which starts over
       if (redis.status === 'wait') await redis.connect();

@@ -1,6 +1,7 @@
 import { AppHostError, GovernedRunToolBatch } from '@apphost/contracts';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
-import { descriptors } from '@apphost/testing';
+import { descriptors, eventually, latch } from '@apphost/testing';
+import { SealedCommits } from '../calls/sealed-commits';
 import type { GovernedFaultPoint } from '../governed.faults';
 import { principal, session, startFakePlane, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { MIXED_BATCH_MESSAGE, planCalls } from './batch-plan';
@@ -23,6 +24,14 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
 
   beforeEach(() => plane.reset());
 
+  const faults = () => plane.service.running.app.get<FaultPoints<GovernedFaultPoint>>(FAULT_POINTS);
+  /** The commits run after the reply: they land within a deadline. */
+  const committedCount = (n: number) => eventually(async () => state.committed.length === n, 5_000);
+  const commitsCounted = async (outcome: 'committed' | 'failed') => {
+    const metric = await plane.service.running.context.metrics.registry.getSingleMetric('apphost_governed_sealed_commits_total')?.get();
+    return metric?.values.find((v) => v.labels['outcome'] === outcome)?.value ?? 0;
+  };
+
   const run = (calls: { functionCallId?: string; tool: string; arguments?: Record<string, unknown> }[]) =>
     plane.service.client.request(GovernedRunToolBatch, { principal, session, invocationId: 'inv', calls }, { timeoutMs: 20_000 });
 
@@ -32,6 +41,7 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
       { functionCallId: 'a', tool: 'bad-widget' },
       { functionCallId: 'c', tool: 'widget' },
     ]);
+    await committedCount(2);
     expect(state.log.slice(0, 2)).toEqual(['get-session', 'classify']);
     expect(state.log.slice(2, 4).sort()).toEqual(['get-toolset', 'list']);
     expect(state.log.slice(4, 7).sort()).toEqual(['call:bad-widget', 'call:widget', 'call:widget']);
@@ -117,6 +127,7 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
   it("a classification that answers the toolsets' facts: no get-toolset; the generation is still re-listed before the call", async () => {
     state.classifyAnswersFacts = true;
     const res = await run([{ functionCallId: 'w', tool: 'widget' }]);
+    await committedCount(1);
     expect(state.log).toEqual(['get-session', 'classify', 'list', 'call:widget', 'seal:w', 'append', 'commit:w']);
     expect(descriptors(res)).toEqual([expect.objectContaining({ bindingRevision: 'v1.k1.abcd', toolsetId: 'ts' })]);
   });
@@ -198,9 +209,44 @@ describe('governed-operations run-tool-batch (fake collaborators on a private NA
     expect(state.created.map((c) => c.scope.functionCallId)).toEqual(['w']);
   });
 
+  it('the reply does not wait for the commit: the batch answers while its commit is held, and the record is committed once released', async () => {
+    const hold = latch();
+    faults().arm('batch.before-commit', hold.action);
+    const answered = run([{ functionCallId: 'w', tool: 'widget' }]);
+    await hold.reached;
+    const res = await answered; // answered with the commit still held at the fault point
+    expect(descriptors(res).map((w) => w.correlation.functionCallId)).toEqual(['w']);
+    expect(state.appended).toHaveLength(1);
+    expect(state.committed).toEqual([]);
+    expect(plane.service.running.app.get(SealedCommits).pending).toBe(1);
+    const before = await commitsCounted('committed');
+    hold.release();
+    await committedCount(1);
+    expect(state.committed[0].key).toEqual({
+      session,
+      incarnation: 3,
+      eventId: String(res.eventId),
+      functionCallId: 'w',
+      recordId: descriptors(res)[0].sealedResultRef?.recordId,
+    });
+    expect(plane.service.running.app.get(SealedCommits).pending).toBe(0);
+    expect(await commitsCounted('committed')).toBe(before + 1);
+  });
+
+  it('a commit that fails after the append: the batch still answers its event, the failure is counted, nothing is committed', async () => {
+    const before = await commitsCounted('failed');
+    faults().arm('batch.before-commit');
+    const res = await run([{ functionCallId: 'w', tool: 'widget' }]);
+    expect(res.rejection).toBeNull();
+    expect(state.appended).toHaveLength(1);
+    expect(state.appended[0].widgets).toEqual(res.widgets);
+    await eventually(async () => (await commitsCounted('failed')) === before + 1, 5_000);
+    // Nothing reached the store; the real store binds the record through the event (tools/plane/tool-batches.e2e.spec.ts).
+    expect(state.committed).toEqual([]);
+  });
+
   it('a failure at the fault point before the append: nothing is appended or committed (the PENDING record is left to GC)', async () => {
-    const faults = plane.service.running.app.get<FaultPoints<GovernedFaultPoint>>(FAULT_POINTS);
-    faults.arm('batch.before-append');
+    faults().arm('batch.before-append');
     await expect(run([{ functionCallId: 'w', tool: 'widget' }])).rejects.toMatchObject({
       code: 'OUTCOME_UNKNOWN',
       details: { reason: 'EXECUTED_NOT_RECORDED' },
