@@ -8,11 +8,15 @@ import {
   type GenerationHandle,
   type RunToolBatchResponse,
 } from '@apphost/contracts';
+import { Client } from 'pg';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import { requestOnGeneration } from '@apphost/mcp';
 import {
   descriptors,
   dropSchemasWithPrefix,
+  eventually,
+  latch,
+  TEST_DATABASE_URL,
   startFakeProviders,
   startPrivateNats,
   uniquePrefix,
@@ -38,6 +42,7 @@ describe('model tool batches in the plane', () => {
   let providers: { stop(): Promise<void> };
   let plane: BatchPlane;
   let alice: string;
+  let pg: Client;
 
   const http = async (method: string, url: string, body?: unknown) => {
     const res = await fetch(`${plane.base}${url}`, {
@@ -66,6 +71,17 @@ describe('model tool batches in the plane', () => {
         recordId: descriptors(ev)[index].sealedResultRef!.recordId,
       },
     });
+  /** The sealed record's row as the store holds it (the commit runs after the batch's reply). */
+  const recordState = async (ev: RunToolBatchResponse): Promise<{ state: string; event_id: string | null } | undefined> =>
+    (
+      await pg.query(`SELECT state, event_id FROM "${prefix}sealed_result_store".sealed_records WHERE record_id = $1`, [
+        descriptors(ev)[0].sealedResultRef!.recordId,
+      ])
+    ).rows[0];
+  const failedCommits = async (): Promise<number> =>
+    (await plane.governed.running.context.metrics.registry.getSingleMetric('apphost_governed_sealed_commits_total')?.get())?.values.find(
+      (v) => v.labels['outcome'] === 'failed',
+    )?.value ?? 0;
   /** The app-safe generation of the session (per-session affinity: the one the UI calls ran on). */
   const appSafe = async (appName: string, sessionId: string, toolsetId: string): Promise<GenerationHandle> =>
     plane.registry.client.request(
@@ -113,6 +129,8 @@ describe('model tool batches in the plane', () => {
       { GOVERNED_SEAL_PENDING_TTL_MS: '0' },
     );
     alice = await token('alice');
+    pg = new Client({ connectionString: TEST_DATABASE_URL });
+    await pg.connect();
     await plane.registry.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
     const put = (toolsetId: string, spec: Parameters<typeof plane.registry.client.request<typeof RegistryPutToolset>>[1]['spec']) =>
       plane.registry.client.request(RegistryPutToolset, { toolsetId, spec }, { timeoutMs: 30_000 });
@@ -130,6 +148,7 @@ describe('model tool batches in the plane', () => {
   }, 120_000);
 
   afterAll(async () => {
+    await pg?.end();
     await plane?.stop();
     await providers?.stop();
     await nats?.stop();
@@ -478,5 +497,41 @@ describe('model tool batches in the plane', () => {
     expect((await events('nonce-app', 'b-fault')).events).toEqual([]);
     expect(await plane.sealed.client.request(SealedGc, {})).toMatchObject({ deletedRecords: 1 });
     expect(await plane.sealed.client.request(SealedGc, {})).toMatchObject({ deletedRecords: 0 });
+  }, 120_000);
+
+  it('the batch answers before its commit: the record is PENDING while the commit is held, then COMMITTED to the event', async () => {
+    await session('nonce-app', 'b-held');
+    const hold = latch();
+    plane.governed.running.app.get<FaultPoints>(FAULT_POINTS).arm('batch.before-commit', hold.action);
+    const res = await batch('b-held', { appName: 'nonce-app', invocationId: 'inv-h', calls: [{ functionCallId: 'h1', tool: 'start-session', arguments: {} }] });
+    expect(res.status).toBe(200);
+    const ev = res.body as unknown as RunToolBatchResponse;
+    await hold.reached;
+    expect(await recordState(ev)).toEqual({ state: 'PENDING', event_id: null });
+    hold.release();
+    await eventually(async () => (await recordState(ev))?.state === 'COMMITTED', 10_000);
+    expect(await recordState(ev)).toEqual({ state: 'COMMITTED', event_id: String(ev.eventId) });
+  }, 120_000);
+
+  it('a commit that fails after the append: the event stands, a resolve naming it binds the record, and GC keeps it', async () => {
+    await session('nonce-app', 'b-uncommitted');
+    const failedBefore = await failedCommits();
+    plane.governed.running.app.get<FaultPoints>(FAULT_POINTS).arm('batch.before-commit');
+    const res = await batch('b-uncommitted', {
+      appName: 'nonce-app',
+      invocationId: 'inv-u',
+      calls: [{ functionCallId: 'u1', tool: 'start-session', arguments: {} }],
+    });
+    expect(res.status).toBe(200);
+    const ev = res.body as unknown as RunToolBatchResponse;
+    await eventually(async () => (await failedCommits()) === failedBefore + 1, 10_000);
+    expect(await recordState(ev)).toEqual({ state: 'PENDING', event_id: null });
+    expect((await events('nonce-app', 'b-uncommitted')).events).toEqual([expect.objectContaining({ id: ev.eventId, widgets: ev.widgets })]);
+    const sealed = await resolve('nonce-app', 'b-uncommitted', ev);
+    expect(sealed.transfer).toBe('inline');
+    expect(await recordState(ev)).toEqual({ state: 'COMMITTED', event_id: String(ev.eventId) });
+    // Expired at once (pending TTL 0) but committed: GC deletes nothing of it.
+    await plane.sealed.client.request(SealedGc, {});
+    expect(await recordState(ev)).toEqual({ state: 'COMMITTED', event_id: String(ev.eventId) });
   }, 120_000);
 });
