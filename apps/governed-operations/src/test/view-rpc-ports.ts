@@ -59,9 +59,12 @@ export function recordingPorts(): RecordingPorts {
     },
     admission: { parse: parseMessage },
     limiter: {
-      admit: () => {
+      admit: (_view, pending) => {
         if (refuse.limiter)
           return Promise.reject(new AppHostError('RESOURCE_EXHAUSTED', 'too many calls', { details: GovernedReasons.details('RPC_RATE_LIMITED') }));
+        // The live id is claimed with the admission, as the real limiter does it.
+        if (pending && live.has(pending.claim.key)) return Promise.reject(pending.inUse());
+        if (pending) live.set(pending.claim.key, { cancelled: refuse.cancelOnBegin });
         seen.slots.admitted++;
         let released = false;
         return Promise.resolve({
@@ -74,19 +77,23 @@ export function recordingPorts(): RecordingPorts {
       },
     },
     inFlight: {
-      begin: (view, id) => {
+      prepare: (view, id) => {
         const key = idKey(view.view.record.viewId, id);
-        if (live.has(key)) return Promise.reject(new AppHostError('INVALID_ARGUMENT', 'id in use', { details: GovernedReasons.details('RPC_ID_IN_USE') }));
-        const entry = { cancelled: refuse.cancelOnBegin };
-        live.set(key, entry);
-        return Promise.resolve({
-          callId: `vc-${++calls}`,
-          cancelled: () => Promise.resolve(entry.cancelled),
-          settle: () => {
-            live.delete(key);
-            return Promise.resolve(!entry.cancelled);
+        return {
+          claim: { key, value: key, ttlMs: 60_000 },
+          inUse: () => new AppHostError('INVALID_ARGUMENT', 'id in use', { details: GovernedReasons.details('RPC_ID_IN_USE') }),
+          claimed: () => {
+            const entry = live.get(key) as { cancelled: boolean };
+            return {
+              callId: `vc-${++calls}`,
+              cancelled: () => Promise.resolve(entry.cancelled),
+              settle: () => {
+                live.delete(key);
+                return Promise.resolve(!entry.cancelled);
+              },
+            };
           },
-        });
+        };
       },
       cancel: (view, id) => {
         seen.cancels.push(id);

@@ -20,7 +20,7 @@ import { testProfile } from '../test/fake-plane';
 import { startStoreProcesses, type StoreProcesses } from '../test/store-processes';
 import type { ViewRecord } from '../views/view-records';
 import { AppAudit } from './app-audit';
-import { auditCountKeyOf, keepLastOf } from './audit-retention';
+import { auditCountKeyOf, keepLastOf, KNOWN_BASE } from './audit-retention';
 import type { AuditEntry, ViewContext } from './ports';
 
 /**
@@ -280,6 +280,18 @@ describe('AppAudit (real lifecycle-store and sealed-result-store processes, real
     expect(summary.count + all.filter((e) => recordOf(e)?.kind === 'operation').length).toBe(2 * rounds);
   }, 120_000);
 
+  it('counts concurrent appends exactly (one atomic increment each); a count in an earlier format is recounted', async () => {
+    const session = await newSession();
+    const view = viewOf(session, { maxRecordsPerView: 100 });
+    const key = auditCountKeyOf(view.view.record.viewId);
+    await coordination.setIfAbsent(key, JSON.stringify({ n: 3, oldestAt: Date.now() }), 60_000);
+    await audit.record(view, poll()); // unreadable as a counter: compacted, and the exact count written
+    expect(Number(await coordination.get(key)) - KNOWN_BASE).toBe(1);
+    await Promise.all(Array.from({ length: 12 }, () => audit.record(view, poll())));
+    expect(Number(await coordination.get(key)) - KNOWN_BASE).toBe(13);
+    expect(await operationsOf(view)).toHaveLength(13);
+  });
+
   it('folds records older than maxAgeMs at the next append', async () => {
     const session = await newSession();
     const view = viewOf(session, { maxAgeMs: 1_500 });
@@ -307,9 +319,9 @@ describe('AppAudit (real lifecycle-store and sealed-result-store processes, real
     expect((await summaryOf()).count).toBe(8 - keepLastOf(4));
     // With the store back, the next append finds no count, compacts and writes the exact count.
     await audit.record(view, poll());
-    const count = JSON.parse((await coordination.get(auditCountKeyOf(view.view.record.viewId)))!) as { n: number };
-    expect(count.n).toBe((await operationsOf(view)).length);
-    expect(count.n + (await summaryOf()).count).toBe(9);
+    const count = Number(await coordination.get(auditCountKeyOf(view.view.record.viewId))) - KNOWN_BASE;
+    expect(count).toBe((await operationsOf(view)).length);
+    expect(count + (await summaryOf()).count).toBe(9);
   });
 
   it("the session's deletion cascade removes its audit events, summaries and sealed results", async () => {

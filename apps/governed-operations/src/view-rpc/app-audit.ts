@@ -74,7 +74,7 @@ export class AppAudit implements AuditPort {
       customMetadata: { [APP_AUDIT_METADATA_KEY]: record },
       ...(sealed ? { functionResponses: [{ id: sealed.functionCallId, name: sealed.name }], sealedResultRefs: { [sealed.functionCallId]: sealed.ref } } : {}),
     };
-    // The retention count (two coordination-store round trips) is taken while the append runs; it never rejects.
+    // The retention count (one coordination-store command) is taken while the append runs; it never rejects.
     const counted = this.retention.counted(view, sealed === null);
     let appended: ResponseOf<typeof LifecycleAppendEvents>;
     try {

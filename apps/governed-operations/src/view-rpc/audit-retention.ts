@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import type { BusClient } from '@apphost/bus';
 import type { CoordinationStore } from '@apphost/coordination';
 import { LifecycleCompactAppAudit, type ResponseOf } from '@apphost/contracts';
@@ -7,23 +6,27 @@ import { describeFailure } from '../tool-batches/batch-plan';
 import type { ViewContext } from './ports';
 
 /**
- * `view-audit:<viewId>`: how many of the View's operation records a compaction may still fold, and when the oldest
- * of them was appended. A cheap estimate between compactions; every compaction resets it to the ledger's exact count.
+ * `view-audit:<viewId>`: how many of the View's operation records a compaction may still fold, as one counter
+ * (`increment`, so counting an append is one atomic step, never a read and a write back). A compaction sets it to
+ * `KNOWN_BASE` plus the ledger's exact count; below `KNOWN_BASE` (absent, counted since it went missing) the count is
+ * unknown. Its TTL is when the oldest record it counts turns `maxAgeMs` old (at most the store's longest TTL): once
+ * it has expired, the count is unknown again, which makes the next append compact by age.
  */
 export const auditCountKeyOf = (viewId: string) => `view-audit:${viewId}`;
 
-const countSchema = z.strictObject({ n: z.number().int().min(0), oldestAt: z.number().nullable() });
-type Count = z.infer<typeof countSchema>;
-/** The count after an append (null: unknown) and when it was taken. */
+/** What a compaction adds to the count it writes: any smaller counter was not written by a compaction (unknown). */
+export const KNOWN_BASE = 1_000_000_000;
+
+/** The count after an append (`n`, null: unknown) and the counter as it was then (null: absent or unreadable). */
 export interface Counted {
-  count: Count | null;
-  now: number;
+  n: number | null;
+  stored: number | null;
 }
 
 /** The coordination store's longest TTL: the count never outlives its View by much. */
 const COUNT_TTL_MS = 24 * 3600 * 1000;
-/** Compare-and-set rounds before the count is treated as unknown (which makes a compaction recount it). */
-const COUNT_ATTEMPTS = 5;
+/** Compare-and-set rounds of a reset before the count is left to the next compaction. */
+const RESET_ATTEMPTS = 5;
 
 /**
  * How many records a compaction keeps: a quarter below the bound, so a polling View compacts once every
@@ -34,8 +37,9 @@ export const keepLastOf = (maxRecordsPerView: number) => maxRecordsPerView - Mat
 /**
  * The profile's per-View retention of app audit records (`viewPolicyOf(profile).audit`). For each append the View's
  * count goes up (`count`, asked while the append runs: an append that then fails was counted once too often, which
- * only brings the next compaction earlier); once the append is done and the count passes `maxRecordsPerView`, or its
- * oldest record is older than `maxAgeMs`, or the count is unknown (first record, lost or unreadable),
+ * only brings the next compaction earlier); once the append is done and the count passes `maxRecordsPerView`, or is
+ * unknown (first record, lost, unreadable, or expired because its oldest record is older than `maxAgeMs` — with a
+ * `maxAgeMs` over a day, at least daily),
  * `compact-app-audit` runs before `appended` returns — one per View per replica at a time (a concurrent append of the
  * same View does not wait for it). Best effort: a failure is logged, never thrown; the count stays past the bound, so
  * the next append retries.
@@ -56,52 +60,38 @@ export class AuditRetention {
    */
   counted(view: ViewContext, compactable: boolean): Promise<Counted> {
     const { viewId } = view.view.record;
-    const now = Date.now();
-    return this.count(viewId, compactable, now).then(
-      (count) => ({ count, now }),
+    return this.count(viewId, compactable, ageTtlOf(view.policy.audit.maxAgeMs)).then(
+      (stored) => ({ n: stored !== null && stored >= KNOWN_BASE ? stored - KNOWN_BASE : null, stored }),
       (error: unknown) => {
         this.logger.warn({ viewId, error: describeFailure(error) }, 'app audit count unavailable: compacting to recount');
-        return { count: null, now };
+        return { n: null, stored: null };
       },
     );
   }
 
   /** The record was appended: compacts the View's records when its count says so. */
-  async appended(view: ViewContext, { count, now }: Counted): Promise<void> {
+  async appended(view: ViewContext, { n, stored }: Counted): Promise<void> {
     const { viewId } = view.view.record;
-    const { maxRecordsPerView, maxAgeMs } = view.policy.audit;
-    const due = count === null || count.n > maxRecordsPerView || (count.oldestAt !== null && now - count.oldestAt > maxAgeMs);
-    if (!due || this.running.has(viewId)) return;
+    if ((n !== null && n <= view.policy.audit.maxRecordsPerView) || this.running.has(viewId)) return;
     this.running.add(viewId);
     try {
-      await this.compact(view, count?.n ?? null);
+      await this.compact(view, stored);
     } finally {
       this.running.delete(viewId);
     }
   }
 
-  /** The count after this append (null: unknown). */
-  private async count(viewId: string, compactable: boolean, now: number): Promise<Count | null> {
+  /**
+   * The counter after this append: counted when `compactable` (a new counter gets the age TTL: its count is unknown
+   * until a compaction sets it), only read otherwise. Null: absent or unreadable.
+   */
+  private async count(viewId: string, compactable: boolean, ttlMs: number): Promise<number | null> {
     const key = auditCountKeyOf(viewId);
-    for (let attempt = 0; attempt < COUNT_ATTEMPTS; attempt++) {
-      const { raw, count } = await this.read(key);
-      if (raw === null || count === null) return null;
-      if (!compactable) return count;
-      const next = { n: count.n + 1, oldestAt: count.oldestAt ?? now };
-      if (await this.store.compareAndSet(key, raw, JSON.stringify(next), COUNT_TTL_MS)) return next;
-    }
-    return null;
+    if (compactable) return this.store.increment(key, 1, ttlMs);
+    return counterOf(await this.store.get(key));
   }
 
-  /** The stored string (null: absent) and the count it holds (null: absent or unreadable). */
-  private async read(key: string): Promise<{ raw: string | null; count: Count | null }> {
-    const raw = await this.store.get(key);
-    if (raw === null) return { raw, count: null };
-    const parsed = countSchema.safeParse(parseJson(raw));
-    return { raw, count: parsed.success ? parsed.data : null };
-  }
-
-  /** `countedAt`: the count that made this compaction due (null: unknown). */
+  /** `countedAt`: the counter as this append left it (null: unreadable). */
   private async compact(view: ViewContext, countedAt: number | null): Promise<void> {
     const { viewId, session, incarnation } = view.view.record;
     const { maxRecordsPerView, maxAgeMs } = view.policy.audit;
@@ -117,34 +107,41 @@ export class AuditRetention {
       return;
     }
     if (out.compacted > 0) this.logger.debug({ viewId, compacted: out.compacted, remaining: out.remaining }, 'app audit records compacted');
-    await this.reset(viewId, out, countedAt).catch((error: unknown) =>
+    await this.reset(viewId, out, countedAt, maxAgeMs).catch((error: unknown) =>
       this.logger.warn({ viewId, error: describeFailure(error) }, 'app audit count not reset after a compaction; the next append recounts'),
     );
   }
 
   /**
    * The count as the ledger reported it, plus what other appends of the View counted meanwhile (they may or may not
-   * be in the ledger's count: counting them twice only makes the next compaction come earlier, never later).
+   * be in the ledger's count: counting them twice only makes the next compaction come earlier, never later), with
+   * the TTL of its oldest remaining record's age.
    */
-  private async reset(viewId: string, out: ResponseOf<typeof LifecycleCompactAppAudit>, countedAt: number | null): Promise<void> {
+  private async reset(viewId: string, out: ResponseOf<typeof LifecycleCompactAppAudit>, countedAt: number | null, maxAgeMs: number): Promise<void> {
     const key = auditCountKeyOf(viewId);
-    const oldestAt = out.oldestRemainingAt === null ? null : Date.parse(out.oldestRemainingAt);
-    for (let attempt = 0; attempt < COUNT_ATTEMPTS; attempt++) {
-      const { raw, count } = await this.read(key);
-      const since = count !== null && countedAt !== null ? Math.max(0, count.n - countedAt) : 0;
-      const n = out.remaining + since;
-      const value = JSON.stringify({ n, oldestAt: n === 0 ? null : (oldestAt ?? Date.now()) } satisfies Count);
-      const written = raw === null ? await this.store.setIfAbsent(key, value, COUNT_TTL_MS) : await this.store.compareAndSet(key, raw, value, COUNT_TTL_MS);
+    for (let attempt = 0; attempt < RESET_ATTEMPTS; attempt++) {
+      const raw = await this.store.get(key);
+      const stored = counterOf(raw);
+      // Counted since, on the same side of KNOWN_BASE (else another compaction reset it meanwhile: nothing to add).
+      const sameBase = stored !== null && countedAt !== null && stored >= KNOWN_BASE === countedAt >= KNOWN_BASE;
+      const n = out.remaining + (sameBase ? Math.max(0, stored - countedAt) : 0);
+      const oldestAt = n === 0 || out.oldestRemainingAt === null ? Date.now() : Date.parse(out.oldestRemainingAt);
+      const ttlMs = Math.max(1, Math.min(ageTtlOf(maxAgeMs), Math.ceil(oldestAt + maxAgeMs - Date.now())));
+      const value = String(KNOWN_BASE + n);
+      const written = raw === null ? await this.store.setIfAbsent(key, value, ttlMs) : await this.store.compareAndSet(key, raw, value, ttlMs);
       if (written) return;
     }
     this.logger.debug({ viewId }, 'app audit count contended during the reset; the next compaction recounts');
   }
 }
 
-function parseJson(raw: string): unknown {
-  try {
-    return JSON.parse(raw) as unknown;
-  } catch {
-    return undefined;
-  }
+/** How long a count lives when it is made: `maxAgeMs`, at most the store's longest TTL. */
+function ageTtlOf(maxAgeMs: number): number {
+  return Math.max(1, Math.min(COUNT_TTL_MS, maxAgeMs));
+}
+
+/** The counter's value (null: absent, or not an integer such as a count stored in an earlier format). */
+function counterOf(raw: string | null): number | null {
+  if (raw === null || !/^-?(0|[1-9][0-9]*)$/.test(raw)) return null;
+  return Number(raw);
 }

@@ -17,7 +17,7 @@ import {
 import { requestOnGeneration } from '@apphost/mcp';
 import type { Logger } from '@apphost/runtime';
 import { describeFailure } from '../tool-batches/batch-plan';
-import type { InFlightOperation, OperationRegistry, ViewContext } from './ports';
+import type { InFlightOperation, OperationRegistry, PendingOperation, ViewContext } from './ports';
 
 export interface InFlightOperationsOptions {
   /** Added to the profile's longest operation for a live id's TTL: a crashed replica's ids free themselves after it. */
@@ -60,15 +60,26 @@ export class InFlightOperations implements OperationRegistry {
     this.options = { ...DEFAULTS, ...options };
   }
 
-  async begin(view: ViewContext, id: JsonRpcId, method: ViewRpcRequestMethod): Promise<InFlightOperation> {
+  prepare(view: ViewContext, id: JsonRpcId, method: ViewRpcRequestMethod): PendingOperation {
     const { record } = view.view;
     const live: LiveRecord = { v: 1, callId: `vc-${randomBytes(16).toString('hex')}`, method, generation: record.generation, state: 'live' };
     const key = liveKeyOf(view, id);
-    if (!(await this.store.setIfAbsent(key, valueOf(live), this.ttlOf(view.profile))))
-      throw new AppHostError('INVALID_ARGUMENT', 'another request with this id is still in flight on this View', {
-        details: GovernedReasons.details('RPC_ID_IN_USE', { id }),
-      });
-    return new LiveOperation(this.store, key, live);
+    return {
+      claim: { key, value: valueOf(live), ttlMs: this.ttlOf(view.profile) },
+      claimed: () => new LiveOperation(this.store, key, live),
+      inUse: () =>
+        new AppHostError('INVALID_ARGUMENT', 'another request with this id is still in flight on this View', {
+          details: GovernedReasons.details('RPC_ID_IN_USE', { id }),
+        }),
+    };
+  }
+
+  /** Claims the id on its own (the View RPC claims it with its admission: `RpcAdmission.admit`). */
+  async begin(view: ViewContext, id: JsonRpcId, method: ViewRpcRequestMethod): Promise<InFlightOperation> {
+    const pending = this.prepare(view, id, method);
+    const { key, value, ttlMs } = pending.claim;
+    if (!(await this.store.setIfAbsent(key, value, ttlMs))) throw pending.inUse();
+    return pending.claimed();
   }
 
   async cancel(view: ViewContext, id: JsonRpcId): Promise<boolean> {

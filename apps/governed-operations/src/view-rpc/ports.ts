@@ -1,4 +1,5 @@
 import type {
+  AppHostError,
   BoundGeneration,
   BoundToolHandle,
   ErrorEnvelope,
@@ -17,7 +18,8 @@ import type { StoredView } from '../views/view-records';
  *
  *   authenticate (View visible to the caller, grant) → parseViewMessage (structure, published schemas, size)
  *   → notification: ViewNotifications.handle → `accepted`
- *   → request: RpcLimiter.admit (rate, queue depth) → InFlightOperations.begin (live id scope; cancellation handle)
+ *   → request: RpcLimiter.admit (rate, queue depth, and the live id InFlightOperations.prepare made: one atomic
+ *     store step; the claimed id is the request's cancellation handle)
  *     → ui/message only: ViewMessages.admit (modalities, size, policy, message rate)
  *     → ViewBarrier.check (immediately before any effect; a context update's modalities and size too) → ViewIdempotency.begin (after the barrier: a retained
  *     outcome is delivered only to a caller that passes it now) → execute on the bound generation → validate the
@@ -106,6 +108,19 @@ export interface InFlightOperation {
   cancelled(): Promise<boolean>;
 }
 
+/**
+ * A request's live id, ready to be claimed: the limiter claims it in the same atomic step as it admits the request
+ * (rate and queue slot), so admission, queueing and the id are one store round trip.
+ */
+export interface PendingOperation {
+  /** What the claim sets if absent: the id's key, its live record, its TTL. */
+  readonly claim: { key: string; value: string; ttlMs: number };
+  /** The operation under the claimed id (only once `RpcAdmission.admit` claimed it). */
+  claimed(): InFlightOperation;
+  /** INVALID_ARGUMENT `RPC_ID_IN_USE`: what the request is told when another request holds the id. */
+  inUse(): AppHostError;
+}
+
 /*
  * The ports the service is built from (one implementation each; the module wires them). Each throws AppHostError
  * with `details.reason` from GovernedReasons (or the reason of the service it asked) when it refuses.
@@ -123,14 +138,17 @@ export interface MessageAdmission {
 
 /** `rpc-limiter.ts`: per-View and per-session rate and queue depth, in the coordination store (shared by replicas). */
 export interface RpcAdmission {
-  /** Throws RESOURCE_EXHAUSTED `RPC_RATE_LIMITED` / `RPC_QUEUE_FULL` (retryable). */
-  admit(view: ViewContext): Promise<RpcSlot>;
+  /**
+   * Throws RESOURCE_EXHAUSTED `RPC_RATE_LIMITED` / `RPC_QUEUE_FULL` (retryable). With `pending`, its id is claimed in
+   * the same step: held by another request, it throws `pending.inUse()` (the request counted by rate, no slot held).
+   */
+  admit(view: ViewContext, pending?: PendingOperation): Promise<RpcSlot>;
 }
 
 /** `in-flight-operations.ts`: the live JSON-RPC id scope of a View generation, and cancellation across replicas. */
 export interface OperationRegistry {
-  /** Claims the id on the View's generation; throws INVALID_ARGUMENT `RPC_ID_IN_USE` while another request holds it. */
-  begin(view: ViewContext, id: JsonRpcId, method: ViewRpcRequestMethod): Promise<InFlightOperation>;
+  /** The id on the View's generation, to be claimed by `RpcAdmission.admit` (INVALID_ARGUMENT `RPC_ID_IN_USE` while another request holds it). */
+  prepare(view: ViewContext, id: JsonRpcId, method: ViewRpcRequestMethod): PendingOperation;
   /**
    * `notifications/cancelled` for `id`: when it is live, records the cancel (first terminal outcome wins) and asks the
    * generation's owner to cancel the upstream call; false when nothing live had that id (ignored).

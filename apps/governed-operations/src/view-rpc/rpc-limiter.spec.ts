@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { createMemoryKeyspace, MemoryCoordinationStore, RedisCoordinationStore, type CoordinationStore } from '@apphost/coordination';
-import type { HostProfile } from '@apphost/contracts';
+import { AppHostError, GovernedReasons, type HostProfile } from '@apphost/contracts';
 import { expectAppError, TEST_REDIS_URL, uniquePrefix } from '@apphost/testing';
 import { session as baseSession } from '../test/fake-plane';
 import { liveViewRecord, viewContextOf } from '../test/view-context';
+import type { PendingOperation } from './ports';
 import { RpcLimiter, slotTtlOf } from './rpc-limiter';
 
 /** Two replicas (two stores on one key prefix, two limiters) on the real Redis, with one clock the test moves. */
@@ -85,6 +86,26 @@ describe('RpcLimiter (real Redis, two replicas)', () => {
     await Promise.all([second.release(), third.release()]);
     const [x, y] = await Promise.all([replicas[0].admit(view), replicas[1].admit(view)]);
     await Promise.all([x.release(), y.release()]);
+  });
+
+  it('claims the live id in the same step: an id in use is refused, counted by rate, holding no slot', async () => {
+    const view = contextOf({ queueDepth: 2 });
+    const { viewId } = view.view.record;
+    const key = `view-rpc-live:${randomBytes(8).toString('hex')}`;
+    const pending = (value: string): PendingOperation => ({
+      claim: { key, value, ttlMs: 10_000 },
+      claimed: () => ({ callId: 'vc-test', settle: () => Promise.resolve(true), cancelled: () => Promise.resolve(false) }),
+      inUse: () => new AppHostError('INVALID_ARGUMENT', 'id in use', { details: GovernedReasons.details('RPC_ID_IN_USE') }),
+    });
+    const first = await replicas[0].admit(view, pending('first'));
+    expect(await stores[1].get(key)).toBe('first');
+    await expectAppError(replicas[1].admit(view, pending('second')), 'INVALID_ARGUMENT', 'RPC_ID_IN_USE');
+    expect(await stores[0].get(key)).toBe('first');
+    expect(await stores[0].get(`view-rpc:rate:view:${viewId}:${Math.floor(now / 60_000)}`)).toBe('2');
+    // Its slot was given back: the depth of 2 still has room for one more; an id collision is no limiter refusal.
+    const second = await replicas[1].admit(view);
+    await Promise.all([first.release(), second.release()]);
+    expect(await replicas[0].refusals(viewId)).toBe(0);
   });
 
   it('lets concurrent admissions on both replicas take no more than the queue depth', async () => {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { MAX_TTL_MS, type CoordinationStore } from '@apphost/coordination';
+import { MAX_TTL_MS, type AdmissionWindow, type CoordinationStore } from '@apphost/coordination';
 import { AppHostError, GovernedReasons, type HostProfile } from '@apphost/contracts';
 import { sessionDigestOf } from '../views/view-keys';
-import type { RpcAdmission, RpcSlot, ViewContext } from './ports';
+import type { PendingOperation, RpcAdmission, RpcSlot, ViewContext } from './ports';
 
 /*
  * Keys (under the service's store prefix), shared by every replica:
@@ -37,72 +37,92 @@ export interface RateWindow {
  * Queue depth is a slot per admitted operation until `release`. A replica that crashes holding slots never releases
  * them: each slot expires on its own after the longest operation the View's profile allows (`callTimeoutMs`,
  * `readTimeoutMs`, MRTR `maxTotalMs`) plus a grace, so a crash costs the View at most that long of those slots.
+ *
+ * Both windows, the slot, the request's live id (`PendingOperation`) and the refusal count are one atomic step of
+ * the store (`CoordinationStore.admit`: one round trip), decided in that order.
  */
 export class RpcLimiter implements RpcAdmission {
-  private readonly windows: MinuteWindows;
-
   constructor(
     private readonly store: CoordinationStore,
     private readonly clock: () => number = Date.now,
-  ) {
-    this.windows = new MinuteWindows(store);
-  }
+  ) {}
 
-  async admit({ view, profile, policy }: ViewContext): Promise<RpcSlot> {
+  async admit({ view, profile, policy }: ViewContext, pending?: PendingOperation): Promise<RpcSlot> {
     const { viewId, session } = view.record;
     const windows: RateWindow[] = [
       { scope: 'view', key: `view-rpc:rate:view:${viewId}`, limit: policy.rpc.perViewPerMinute },
       { scope: 'session', key: `view-rpc:rate:session:${sessionDigestOf(session)}`, limit: policy.rpc.perSessionPerMinute },
     ];
     const now = this.clock();
-    // Both windows at once (one round trip each, in parallel); a refusal by either gives the other's count back.
-    const outcomes = await Promise.allSettled(windows.map((window) => this.windows.count(window, now)));
-    const counted = outcomes.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
-    const refused = outcomes.find((o) => o.status === 'rejected');
-    try {
-      if (refused) throw refused.reason;
-      return await this.takeSlot(viewId, policy.rpc.queueDepth, slotTtlOf(profile));
-    } catch (error) {
-      await Promise.all([...counted.map((key) => this.windows.uncount(key)), this.countRefusal(viewId, error)]);
-      throw error;
+    const slot = { key: `view-rpc:queue:${viewId}`, holder: randomUUID(), capacity: policy.rpc.queueDepth, ttlMs: slotTtlOf(profile) };
+    const outcome = await this.store.admit({
+      windows: windows.map((window) => admissionWindowOf(window, now)),
+      slot,
+      ...(pending ? { claim: pending.claim } : {}),
+      refusals: { key: refusalsKeyOf(viewId), ttlMs: MAX_TTL_MS },
+    });
+    if (outcome.admitted) return slotOf(this.store, slot.key, slot.holder);
+    switch (outcome.refusedBy) {
+      case 'window': {
+        const { scope, limit } = windows[outcome.window] as RateWindow;
+        throw rateLimited(scope, limit, outcome.previous, outcome.current, elapsedOf(now));
+      }
+      case 'slot':
+        throw new AppHostError('RESOURCE_EXHAUSTED', `the View already has ${outcome.held} operations in progress`, {
+          retryable: true,
+          details: GovernedReasons.details('RPC_QUEUE_FULL', { queueDepth: slot.capacity, held: outcome.held }),
+        });
+      case 'claim':
+        // Only asked with a pending operation.
+        throw (pending as PendingOperation).inUse();
     }
   }
 
   /** How many requests of the View were refused (within the counter's TTL, from its first refusal). */
   async refusals(viewId: string): Promise<number> {
-    return Number((await this.store.get(`view-rpc:refused:${viewId}`)) ?? 0);
+    return Number((await this.store.get(refusalsKeyOf(viewId))) ?? 0);
   }
+}
 
-  /** Best effort: a counter that cannot be written never turns a refusal into a store error. */
-  private countRefusal(viewId: string, error: unknown): Promise<unknown> {
-    const reason = error instanceof AppHostError ? error.details?.['reason'] : undefined;
-    if (reason !== 'RPC_RATE_LIMITED' && reason !== 'RPC_QUEUE_FULL') return Promise.resolve();
-    return this.store.increment(`view-rpc:refused:${viewId}`, 1, MAX_TTL_MS).catch(() => undefined);
-  }
+const refusalsKeyOf = (viewId: string) => `view-rpc:refused:${viewId}`;
 
-  private async takeSlot(viewId: string, queueDepth: number, ttlMs: number): Promise<RpcSlot> {
-    const key = `view-rpc:queue:${viewId}`;
-    const holder = randomUUID();
-    const { acquired, held } = await this.store.acquireSlot(key, holder, queueDepth, ttlMs);
-    if (!acquired) {
-      throw new AppHostError('RESOURCE_EXHAUSTED', `the View already has ${held} operations in progress`, {
-        retryable: true,
-        details: GovernedReasons.details('RPC_QUEUE_FULL', { queueDepth, held }),
-      });
-    }
-    let released: Promise<void> | null = null;
-    return {
-      // Once: later calls share the first. A release that cannot reach the store is left to the slot's TTL (and may
-      // be tried again by calling `release` once more), so it never turns an operation's outcome into a store error.
-      release: () =>
-        (released ??= this.store.releaseSlot(key, holder).then(
-          () => undefined,
-          () => {
-            released = null;
-          },
-        )),
-    };
-  }
+/**
+ * A held slot: released once (later calls share the first). A release that cannot reach the store is left to the
+ * slot's TTL (and may be tried again by calling `release` once more), so it never turns an operation's outcome into
+ * a store error.
+ */
+function slotOf(store: CoordinationStore, key: string, holder: string): RpcSlot {
+  let released: Promise<void> | null = null;
+  return {
+    release: () =>
+      (released ??= store.releaseSlot(key, holder).then(
+        () => undefined,
+        () => {
+          released = null;
+        },
+      )),
+  };
+}
+
+/** A window as the store checks it at `now`: this minute's counter against the previous minute's. */
+function admissionWindowOf({ key, limit }: RateWindow, now: number): AdmissionWindow {
+  const minute = Math.floor(now / WINDOW_MS);
+  return { key: `${key}:${minute}`, previousKey: `${key}:${minute - 1}`, limit, windowMs: WINDOW_MS, elapsedMs: elapsedOf(now), ttlMs: WINDOW_TTL_MS };
+}
+
+const elapsedOf = (now: number) => now - Math.floor(now / WINDOW_MS) * WINDOW_MS;
+
+/** RESOURCE_EXHAUSTED `RPC_RATE_LIMITED`, with when one more request fits (`current`: the count without this one). */
+function rateLimited(scope: RateWindow['scope'], limit: number, previous: number, current: number, elapsedMs: number): AppHostError {
+  const retryAfterMs = retryAfterOf(previous, current, limit, elapsedMs);
+  return new AppHostError(
+    'RESOURCE_EXHAUSTED',
+    `more than ${limit} ${scope === 'message' ? 'messages a minute from this View' : `requests a minute for this ${scope}`}`,
+    {
+      retryable: true,
+      details: GovernedReasons.details('RPC_RATE_LIMITED', { scope, limit, retryAfterMs }),
+    },
+  );
 }
 
 /**
@@ -128,15 +148,7 @@ export class MinuteWindows {
     // previous × (1 − elapsed/minute) + current ≤ limit, in whole numbers (no rounding at the boundary).
     if (previous * (WINDOW_MS - elapsedMs) + current * WINDOW_MS <= limit * WINDOW_MS) return currentKey;
     await this.uncount(currentKey);
-    const retryAfterMs = retryAfterOf(previous, current - 1, limit, elapsedMs);
-    throw new AppHostError(
-      'RESOURCE_EXHAUSTED',
-      `more than ${limit} ${scope === 'message' ? 'messages a minute from this View' : `requests a minute for this ${scope}`}`,
-      {
-        retryable: true,
-        details: GovernedReasons.details('RPC_RATE_LIMITED', { scope, limit, retryAfterMs }),
-      },
-    );
+    throw rateLimited(scope, limit, previous, current - 1, elapsedMs);
   }
 
   /** Gives one count back; if the store cannot be reached the window simply ends with it counted. */

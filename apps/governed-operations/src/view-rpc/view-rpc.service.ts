@@ -143,8 +143,10 @@ export class ViewRpcService {
     try {
       let operation: InFlightOperation;
       try {
-        slot = await this.ports.limiter.admit(ctx);
-        operation = await this.ports.inFlight.begin(ctx, message.id, message.method);
+        // Rate, queue slot and the live id in one store step.
+        const pending = this.ports.inFlight.prepare(ctx, message.id, message.method);
+        slot = await this.ports.limiter.admit(ctx, pending);
+        operation = pending.claimed();
       } catch (error) {
         const done = denied(error);
         // A refusal of the limiter is never written to the ledger one by one (a flood would be a ledger write per

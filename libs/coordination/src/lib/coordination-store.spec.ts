@@ -214,6 +214,103 @@ describe.each([
     expect(await store.get('counter')).toBe('1');
   });
 
+  describe('admit', () => {
+    const window = (key: string, limit: number, elapsedMs = 0) => ({
+      key: `${key}:1`,
+      previousKey: `${key}:0`,
+      limit,
+      windowMs: 60_000,
+      elapsedMs,
+      ttlMs: 10_000,
+    });
+    const admission = (holder: string, extra: { limit?: number; capacity?: number; claim?: string } = {}) => ({
+      windows: [window('view', extra.limit ?? 10), window('session', 100)],
+      slot: { key: 'queue', holder, capacity: extra.capacity ?? 2, ttlMs: 10_000 },
+      ...(extra.claim ? { claim: { key: extra.claim, value: holder, ttlMs: 10_000 } } : {}),
+      refusals: { key: 'refused', ttlMs: 10_000 },
+    });
+
+    it('counts every window, takes the slot and sets the claim in one step', async () => {
+      expect(await store.admit(admission('a', { claim: 'id-1' }))).toEqual({ admitted: true, held: 1 });
+      expect(await store.get('view:1')).toBe('1');
+      expect(await store.get('session:1')).toBe('1');
+      expect(await store.get('id-1')).toBe('a');
+      expect(await store.releaseSlot('queue', 'a')).toBe(true);
+      expect(await store.get('refused')).toBeNull();
+    });
+
+    it('weighs the previous window by what is left of it; a refusal gives every count back and is counted', async () => {
+      await store.increment('view:0', 6, 10_000);
+      // 6 × (1 − 30/60) + 2 ≤ 5, then a third does not fit: refused by the first window, nothing else counted.
+      const half = (holder: string) => ({
+        ...admission(holder, { limit: 5, capacity: 10 }),
+        windows: [window('view', 5, 30_000), window('session', 100, 30_000)],
+      });
+      expect((await store.admit(half('a'))).admitted).toBe(true);
+      expect((await store.admit(half('b'))).admitted).toBe(true);
+      expect(await store.admit(half('c'))).toEqual({ admitted: false, refusedBy: 'window', window: 0, previous: 6, current: 2 });
+      expect(await store.get('view:1')).toBe('2');
+      expect(await store.get('session:1')).toBe('2');
+      expect(await store.get('refused')).toBe('1');
+      // The second window refusing gives the first one's count back too.
+      const sessionFull = { ...admission('d'), windows: [window('view', 100), window('session', 2)] };
+      expect(await store.admit(sessionFull)).toEqual({ admitted: false, refusedBy: 'window', window: 1, previous: 0, current: 2 });
+      expect(await store.get('view:1')).toBe('2');
+      expect(await store.get('refused')).toBe('2');
+      expect(await store.releaseSlot('queue', 'c')).toBe(false);
+    });
+
+    it('refuses when the slots are taken (counts given back); a claim held already gives the slot back', async () => {
+      expect((await store.admit(admission('a', { capacity: 1 }))).admitted).toBe(true);
+      expect(await store.admit(admission('b', { capacity: 1 }))).toEqual({ admitted: false, refusedBy: 'slot', held: 1 });
+      expect(await store.get('view:1')).toBe('1');
+      expect(await store.get('refused')).toBe('1');
+      expect(await store.releaseSlot('queue', 'a')).toBe(true);
+      await store.setIfAbsent('id-7', 'someone', 10_000);
+      expect(await store.admit(admission('c', { capacity: 1, claim: 'id-7' }))).toEqual({ admitted: false, refusedBy: 'claim', held: 0 });
+      // The request was counted (it was admitted by rate), its slot given back, the claim untouched, no refusal counted.
+      expect(await store.get('view:1')).toBe('2');
+      expect(await store.get('id-7')).toBe('someone');
+      expect(await store.get('refused')).toBe('1');
+      expect(await store.admit(admission('d', { capacity: 1, claim: 'id-8' }))).toEqual({ admitted: true, held: 1 });
+    });
+
+    it('admits at most capacity, and at most the limit, of many concurrent requests', async () => {
+      const bySlots = await Promise.all(Array.from({ length: 30 }, (_, i) => store.admit(admission(`h${i}`, { limit: 20, capacity: 5 }))));
+      expect(bySlots.filter((o) => o.admitted)).toHaveLength(5);
+      expect(bySlots.filter((o) => !o.admitted && o.refusedBy === 'slot')).toHaveLength(25);
+      expect(await store.get('view:1')).toBe('5'); // the refused ones gave their counts back
+      const byRate = await Promise.all(Array.from({ length: 30 }, (_, i) => store.admit(admission(`r${i}`, { limit: 8, capacity: 100 }))));
+      expect(byRate.filter((o) => o.admitted)).toHaveLength(3);
+      expect(byRate.filter((o) => !o.admitted && o.refusedBy === 'window')).toHaveLength(27);
+      expect(await store.get('view:1')).toBe('8');
+      expect(await store.get('refused')).toBe('52');
+    });
+
+    it('refuses keys of the wrong kind with FAILED_PRECONDITION and nothing counted', async () => {
+      await store.setIfAbsent('lease', 'holder-a', 10_000);
+      await store.acquireSlot('slots', 'h', 1, 10_000);
+      const withPrevious = { ...admission('a'), windows: [window('view', 10), { ...window('session', 10), previousKey: 'lease' }] };
+      expect(await code(store.admit(withPrevious))).toBe('FAILED_PRECONDITION');
+      expect(await code(store.admit({ ...admission('a'), windows: [window('view', 10), { ...window('x', 10), key: 'slots' }] }))).toBe('FAILED_PRECONDITION');
+      expect(await code(store.admit({ ...admission('a'), slot: { key: 'lease', holder: 'a', capacity: 1, ttlMs: 1000 } }))).toBe('FAILED_PRECONDITION');
+      expect(Number((await store.get('view:1')) ?? 0)).toBe(0);
+      expect(await store.get('lease')).toBe('holder-a');
+    });
+
+    it('rejects invalid admissions with INVALID_ARGUMENT and no effect', async () => {
+      const invalid = [
+        { ...admission('a'), windows: Array.from({ length: 9 }, (_, i) => window(`w${i}`, 1)) },
+        { ...admission('a'), windows: [{ ...window('view', 1), elapsedMs: 60_001 }] },
+        { ...admission('a'), windows: [{ ...window('view', 1), limit: -1 }] },
+        { ...admission('a'), slot: { key: 'queue', holder: '', capacity: 1, ttlMs: 1000 } },
+        { ...admission('a'), claim: { key: 'c', value: 'v', ttlMs: 0 } },
+      ];
+      for (const a of invalid) expect(await code(store.admit(a))).toBe('INVALID_ARGUMENT');
+      expect(await store.get('view:1')).toBeNull();
+    });
+  });
+
   it('isolates stores with different prefixes', async () => {
     const other = await backend.open(`${runPrefix}t${testNo}-other:`);
     expect(await store.setIfAbsent('k', 'mine', 10_000)).toBe(true);

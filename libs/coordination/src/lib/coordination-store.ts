@@ -15,6 +15,48 @@ export interface SlotAcquisition {
   held: number;
 }
 
+/** Most windows one `admit` checks. */
+export const MAX_ADMISSION_WINDOWS = 8;
+
+/**
+ * One sliding window of `admit` (the two-counter approximation): the current window's counter and the previous
+ * one's. A request fits when `previous × (windowMs − elapsedMs) + current × windowMs ≤ limit × windowMs`, its own
+ * count included in `current`.
+ */
+export interface AdmissionWindow {
+  /** The current window's counter: counted by one when the request is admitted (an `increment` counter). */
+  key: string;
+  /** The previous window's counter, only read. */
+  previousKey: string;
+  /** 0 refuses every request. */
+  limit: number;
+  windowMs: number;
+  /** How far into the current window the request is, 0 to `windowMs`. */
+  elapsedMs: number;
+  /** The TTL a new current counter gets (an existing one keeps its own). */
+  ttlMs: number;
+}
+
+/** What `admit` asks in one atomic step, in this order; each part runs only if the one before it admitted. */
+export interface Admission {
+  windows: readonly AdmissionWindow[];
+  /** One slot of at most `capacity` under `key`, as `acquireSlot` takes it. */
+  slot: { key: string; holder: string; capacity: number; ttlMs: number };
+  /** Set if absent once the slot is taken; when the key is held already the slot is given back (the windows keep their counts). */
+  claim?: { key: string; value: string; ttlMs: number };
+  /** A counter counted by one when a window or the slot refuses (never for a claim that collides). */
+  refusals?: { key: string; ttlMs: number };
+}
+
+/** The outcome of `admit`. A refusal leaves nothing counted, held or claimed (but the refusal counter). */
+export type AdmissionOutcome =
+  | { admitted: true; held: number }
+  /** The first window (its index in `windows`) that had no room; `current` is its count without this request. */
+  | { admitted: false; refusedBy: 'window'; window: number; previous: number; current: number }
+  | { admitted: false; refusedBy: 'slot'; held: number }
+  /** The claim's key was held already: the windows counted the request, the slot was given back. */
+  | { admitted: false; refusedBy: 'claim'; held: number };
+
 /**
  * The port for shared ephemeral state (leases, View generations, idempotency records, session locks with
  * fencing tokens, rate limits). Every key is namespaced by the store's `keyPrefix`. Invalid arguments reject
@@ -54,6 +96,13 @@ export interface CoordinationStore {
   acquireSlot(key: string, holder: string, capacity: number, ttlMs: number): Promise<SlotAcquisition>;
   /** Gives `holder`'s slot under `key` back. True when this call released a live slot (so repeating it is harmless). */
   releaseSlot(key: string, holder: string): Promise<boolean>;
+  /**
+   * Rate windows, a slot and a claim in one atomic step (one round trip): every window counts the request or the
+   * first full one refuses it (every count given back), then the slot is taken or refused (the counts given back),
+   * then the claim is set if absent (or the slot given back). A window key holding a non-integer, or a slot key
+   * holding something other than slots, rejects with FAILED_PRECONDITION and nothing counted.
+   */
+  admit(admission: Admission): Promise<AdmissionOutcome>;
   /**
    * The live keys that start with `prefix` (without the store's own `keyPrefix`), in no particular order. A scan,
    * not an index: meant for rare sweeps (a deletion cascade), never for a request path.

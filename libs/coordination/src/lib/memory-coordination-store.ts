@@ -1,6 +1,7 @@
 import type { StoreReport } from '@apphost/contracts';
-import type { CoordinationStore, SlotAcquisition } from './coordination-store';
+import type { Admission, AdmissionOutcome, AdmissionWindow, CoordinationStore, SlotAcquisition } from './coordination-store';
 import {
+  checkAdmission,
   checkCapacity,
   checkDelta,
   checkHolder,
@@ -130,13 +131,7 @@ export class MemoryCoordinationStore implements CoordinationStore {
     checkDelta(by);
     checkTtl(ttlMs);
     this.ensureOpen('increment');
-    const entry = this.live(k);
-    const next = (entry ? Number(entry.value) : 0) + by;
-    if (entry && (entry.slots || !/^-?(0|[1-9][0-9]*)$/.test(entry.value))) throw notAnInteger(key);
-    if (!Number.isSafeInteger(next)) throw notAnInteger(key);
-    // Like the Redis script: a counter without a TTL gets one, one with a TTL keeps it.
-    this.write(k, { value: String(next), expiresAt: entry?.expiresAt ?? this.now() + ttlMs });
-    return next;
+    return this.incrementNow(k, key, by, ttlMs);
   }
 
   async acquireSlot(key: string, holder: string, capacity: number, ttlMs: number): Promise<SlotAcquisition> {
@@ -145,15 +140,7 @@ export class MemoryCoordinationStore implements CoordinationStore {
     checkCapacity(capacity);
     checkTtl(ttlMs);
     this.ensureOpen('acquireSlot');
-    const entry = this.live(k);
-    if (entry && !entry.slots) throw notSlots(key);
-    const now = this.now();
-    const slots = entry?.slots ?? new Map<string, number>();
-    for (const [h, expiresAt] of slots) if (now > expiresAt) slots.delete(h);
-    if (!slots.has(holder) && slots.size >= capacity) return { acquired: false, held: slots.size };
-    slots.set(holder, now + ttlMs);
-    this.write(k, { value: '', expiresAt: Math.max(entry?.expiresAt ?? 0, now + ttlMs), slots });
-    return { acquired: true, held: slots.size };
+    return this.acquireSlotNow(k, key, holder, capacity, ttlMs);
   }
 
   async releaseSlot(key: string, holder: string): Promise<boolean> {
@@ -168,6 +155,51 @@ export class MemoryCoordinationStore implements CoordinationStore {
     entry.slots.delete(holder);
     if (entry.slots.size === 0) this.keyspace.delete(k);
     return this.now() <= expiresAt;
+  }
+
+  // Synchronous from the checks to the last write, so no other call on the keyspace comes between (as one script).
+  async admit(admission: Admission): Promise<AdmissionOutcome> {
+    const { windows, slot, claim, refusals } = checkAdmission(admission);
+    const k = (key: string) => this.key(key);
+    this.ensureOpen('admit');
+    // Every key is checked before anything is counted, so a key of the wrong kind leaves no effect.
+    for (const w of windows) {
+      if (!this.isCounter(this.live(k(w.key)))) throw notAnInteger(w.key);
+      if (!this.isCounter(this.live(k(w.previousKey)))) throw notAnInteger(w.previousKey);
+    }
+    const slotEntry = this.live(k(slot.key));
+    if (slotEntry && !slotEntry.slots) throw notSlots(slot.key);
+    const refused = (outcome: AdmissionOutcome): AdmissionOutcome => {
+      // Best effort, as the script's: a refusal counter of the wrong kind is left alone.
+      if (refusals && this.isCounter(this.live(k(refusals.key)))) this.incrementNow(k(refusals.key), refusals.key, 1, refusals.ttlMs);
+      return outcome;
+    };
+    const counted: AdmissionWindow[] = [];
+    const giveBack = () => counted.forEach((w) => this.incrementNow(k(w.key), w.key, -1, w.ttlMs));
+    for (const [index, w] of windows.entries()) {
+      const current = this.incrementNow(k(w.key), w.key, 1, w.ttlMs);
+      counted.push(w);
+      const previous = Number(this.live(k(w.previousKey))?.value ?? 0);
+      if (previous * (w.windowMs - w.elapsedMs) + current * w.windowMs > w.limit * w.windowMs) {
+        giveBack();
+        return refused({ admitted: false, refusedBy: 'window', window: index, previous, current: current - 1 });
+      }
+    }
+    const had = slotEntry?.slots?.has(slot.holder) ?? false;
+    const { acquired, held } = this.acquireSlotNow(k(slot.key), slot.key, slot.holder, slot.capacity, slot.ttlMs);
+    if (!acquired) {
+      giveBack();
+      return refused({ admitted: false, refusedBy: 'slot', held });
+    }
+    if (claim && this.live(k(claim.key))) {
+      if (had) return { admitted: false, refusedBy: 'claim', held };
+      const slots = this.live(k(slot.key))?.slots;
+      slots?.delete(slot.holder);
+      if (slots?.size === 0) this.keyspace.delete(k(slot.key));
+      return { admitted: false, refusedBy: 'claim', held: held - 1 };
+    }
+    if (claim) this.write(k(claim.key), { value: claim.value, expiresAt: this.now() + claim.ttlMs });
+    return { admitted: true, held };
   }
 
   async keysWithPrefix(prefix: string): Promise<string[]> {
@@ -190,6 +222,32 @@ export class MemoryCoordinationStore implements CoordinationStore {
 
   private ensureOpen(operation: string): void {
     if (this.closed) throw unavailable({ store: this.name, operation, cause: 'store is closed' });
+  }
+
+  private incrementNow(k: string, key: string, by: number, ttlMs: number): number {
+    const entry = this.live(k);
+    const next = (entry ? Number(entry.value) : 0) + by;
+    if (!this.isCounter(entry) || !Number.isSafeInteger(next)) throw notAnInteger(key);
+    // Like the Redis script: a counter without a TTL gets one, one with a TTL keeps it.
+    this.write(k, { value: String(next), expiresAt: entry?.expiresAt ?? this.now() + ttlMs });
+    return next;
+  }
+
+  private acquireSlotNow(k: string, key: string, holder: string, capacity: number, ttlMs: number): SlotAcquisition {
+    const entry = this.live(k);
+    if (entry && !entry.slots) throw notSlots(key);
+    const now = this.now();
+    const slots = entry?.slots ?? new Map<string, number>();
+    for (const [h, expiresAt] of slots) if (now > expiresAt) slots.delete(h);
+    if (!slots.has(holder) && slots.size >= capacity) return { acquired: false, held: slots.size };
+    slots.set(holder, now + ttlMs);
+    this.write(k, { value: '', expiresAt: Math.max(entry?.expiresAt ?? 0, now + ttlMs), slots });
+    return { acquired: true, held: slots.size };
+  }
+
+  /** Absent, or an integer counter (what INCRBY and GET-as-a-number accept). */
+  private isCounter(entry: MemoryEntry | undefined): boolean {
+    return !entry || (!entry.slots && /^-?(0|[1-9][0-9]*)$/.test(entry.value));
   }
 
   /** The entry if it exists and has not expired; expired entries are dropped on sight, so they act as absent. */

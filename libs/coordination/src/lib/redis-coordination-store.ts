@@ -1,8 +1,9 @@
 import { Redis } from 'ioredis';
 import { AppHostError, type StoreReport } from '@apphost/contracts';
-import type { CoordinationStore, SlotAcquisition } from './coordination-store';
+import type { Admission, AdmissionOutcome, CoordinationStore, SlotAcquisition } from './coordination-store';
 import { redactText, redactUrl, secretsOf } from '@apphost/redact';
 import {
+  checkAdmission,
   checkCapacity,
   checkDelta,
   checkHolder,
@@ -61,6 +62,53 @@ if not score then return 0 end
 redis.call('ZREM', KEYS[1], ARGV[1])
 if tonumber(score) >= now then return 1 else return 0 end`;
 
+// `admit`: KEYS are each window's current and previous counter, the slot, then the claim and the refusal counter
+// when given; ARGV[1..3] the window count and whether a claim and a refusal counter are given, then four per
+// window (limit, windowMs, elapsedMs, ttlMs), then the slot's holder, capacity and TTL, the claim's value and TTL,
+// the refusal counter's TTL. A key of the wrong kind answers {'error', part, index} with nothing left counted.
+const ADMIT = `${SERVER_NOW}
+local w = tonumber(ARGV[1])
+local s = 4 + 4 * w
+local slotKey = KEYS[2 * w + 1]
+local claimKey = ARGV[2] == '1' and KEYS[2 * w + 2] or nil
+local refusalsKey = ARGV[3] == '1' and KEYS[2 * w + 2 + tonumber(ARGV[2])] or nil
+local function giveBack(n) for j = 1, n do redis.call('DECRBY', KEYS[2 * j - 1], 1) end end
+local function refused(reply)
+  if refusalsKey and type(redis.pcall('INCRBY', refusalsKey, 1)) == 'number' and redis.call('PTTL', refusalsKey) == -1 then
+    redis.call('PEXPIRE', refusalsKey, ARGV[s + 5])
+  end
+  return reply
+end
+for i = 1, w do
+  local a = 4 + 4 * (i - 1)
+  local current = redis.pcall('INCRBY', KEYS[2 * i - 1], 1)
+  if type(current) ~= 'number' then giveBack(i - 1) return {'error', 'window', i - 1} end
+  if redis.call('PTTL', KEYS[2 * i - 1]) == -1 then redis.call('PEXPIRE', KEYS[2 * i - 1], ARGV[a + 3]) end
+  local read = redis.pcall('GET', KEYS[2 * i])
+  local previous = read == false and 0 or tonumber(read)
+  if type(previous) ~= 'number' then giveBack(i) return {'error', 'previous', i - 1} end
+  local limit, windowMs, elapsedMs = tonumber(ARGV[a]), tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2])
+  if previous * (windowMs - elapsedMs) + current * windowMs > limit * windowMs then
+    giveBack(i)
+    return refused({'window', i - 1, previous, current - 1})
+  end
+end
+local ttl = tonumber(ARGV[s + 2])
+if type(redis.pcall('ZREMRANGEBYSCORE', slotKey, '-inf', '(' .. now)) ~= 'number' then giveBack(w) return {'error', 'slot', 0} end
+local held = redis.call('ZCARD', slotKey)
+if not redis.call('ZSCORE', slotKey, ARGV[s]) and held >= tonumber(ARGV[s + 1]) then
+  giveBack(w)
+  return refused({'slot', held})
+end
+local added = redis.call('ZADD', slotKey, now + ttl, ARGV[s])
+if added == 1 then held = held + 1 end
+if redis.call('PTTL', slotKey) < ttl then redis.call('PEXPIRE', slotKey, ttl) end
+if claimKey and not redis.call('SET', claimKey, ARGV[s + 3], 'PX', ARGV[s + 4], 'NX') then
+  if added == 1 then redis.call('ZREM', slotKey, ARGV[s]) held = held - 1 end
+  return {'claim', held}
+end
+return {'admitted', held}`;
+
 /** The client with the scripts registered by `defineCommand` (EVALSHA, falling back to EVAL after a restart). */
 type ScriptedRedis = Redis & {
   apphostCompareAndDelete(key: string, expected: string): Promise<number>;
@@ -69,6 +117,7 @@ type ScriptedRedis = Redis & {
   apphostIncrement(key: string, by: number, ttlMs: number): Promise<number>;
   apphostAcquireSlot(key: string, holder: string, capacity: number, ttlMs: number): Promise<[number, number]>;
   apphostReleaseSlot(key: string, holder: string): Promise<number>;
+  apphostAdmit(numberOfKeys: number, ...keysAndArgs: (string | number)[]): Promise<(string | number)[]>;
 };
 
 /** The reply errors that are the caller's mistake (a key of another kind), not an outage; the memory store raises the same. */
@@ -118,6 +167,7 @@ export class RedisCoordinationStore implements CoordinationStore {
     client.defineCommand('apphostIncrement', { numberOfKeys: 1, lua: INCREMENT });
     client.defineCommand('apphostAcquireSlot', { numberOfKeys: 1, lua: ACQUIRE_SLOT });
     client.defineCommand('apphostReleaseSlot', { numberOfKeys: 1, lua: RELEASE_SLOT });
+    client.defineCommand('apphostAdmit', { lua: ADMIT });
     const store = new RedisCoordinationStore(client, keyPrefix, name, secretsOf(url));
     store.watch(redactUrl(url), options.logger);
     await store.firstAttempt(connectTimeout);
@@ -210,6 +260,27 @@ export class RedisCoordinationStore implements CoordinationStore {
     return released === 1;
   }
 
+  async admit(admission: Admission): Promise<AdmissionOutcome> {
+    const { windows, slot, claim, refusals } = checkAdmission(admission);
+    const keys = [...windows.flatMap((w) => [this.key(w.key), this.key(w.previousKey)]), this.key(slot.key)];
+    if (claim) keys.push(this.key(claim.key));
+    if (refusals) keys.push(this.key(refusals.key));
+    const args = [
+      windows.length,
+      claim ? 1 : 0,
+      refusals ? 1 : 0,
+      ...windows.flatMap((w) => [w.limit, w.windowMs, w.elapsedMs, w.ttlMs]),
+      slot.holder,
+      slot.capacity,
+      slot.ttlMs,
+      claim?.value ?? '',
+      claim?.ttlMs ?? 1,
+      refusals?.ttlMs ?? 1,
+    ];
+    const reply = await this.run('admit', () => this.client.apphostAdmit(keys.length, ...keys, ...args));
+    return admissionOutcomeOf(reply, admission);
+  }
+
   async keysWithPrefix(prefix: string): Promise<string[]> {
     const pattern = `${this.key(prefix).replace(/[*?[\]\\]/g, '\\$&')}*`;
     return this.run('keysWithPrefix', async () => {
@@ -289,6 +360,26 @@ export class RedisCoordinationStore implements CoordinationStore {
       // Failure is reported through events; reconnecting continues in the background.
       this.client.connect().catch(() => undefined);
     });
+  }
+}
+
+/** The script's reply as the port's outcome (a key of the wrong kind: FAILED_PRECONDITION, as the memory store raises it). */
+function admissionOutcomeOf(reply: (string | number)[], admission: Admission): AdmissionOutcome {
+  const [kind, a, b, c] = reply;
+  switch (kind) {
+    case 'admitted':
+      return { admitted: true, held: Number(a) };
+    case 'window':
+      return { admitted: false, refusedBy: 'window', window: Number(a), previous: Number(b), current: Number(c) };
+    case 'slot':
+      return { admitted: false, refusedBy: 'slot', held: Number(a) };
+    case 'claim':
+      return { admitted: false, refusedBy: 'claim', held: Number(a) };
+    default: {
+      if (a === 'slot') throw notSlots(admission.slot.key);
+      const window = admission.windows[Number(b)];
+      throw notAnInteger((a === 'previous' ? window?.previousKey : window?.key) ?? '');
+    }
   }
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppHostError, invalidArgument } from '@apphost/contracts';
-import { MAX_KEY_LENGTH, MAX_SLOT_CAPACITY, MAX_TTL_MS, MAX_VALUE_LENGTH } from './coordination-store';
+import { MAX_ADMISSION_WINDOWS, MAX_KEY_LENGTH, MAX_SLOT_CAPACITY, MAX_TTL_MS, MAX_VALUE_LENGTH, type Admission } from './coordination-store';
 
 /**
  * A namespace such as `apphost:governed-operations:`. The trailing colon keeps `app:` from being a prefix of
@@ -18,6 +18,23 @@ const deltaSchema = z.number().int().min(Number.MIN_SAFE_INTEGER).max(Number.MAX
 const holderSchema = z.string().min(1).max(MAX_KEY_LENGTH);
 const capacitySchema = z.number().int().min(1).max(MAX_SLOT_CAPACITY);
 
+const windowSchema = z
+  .strictObject({
+    key: keySchema,
+    previousKey: keySchema,
+    limit: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    windowMs: ttlSchema,
+    elapsedMs: z.number().int().min(0),
+    ttlMs: ttlSchema,
+  })
+  .refine((w) => w.elapsedMs <= w.windowMs, 'elapsedMs must be within the window');
+const admissionSchema = z.strictObject({
+  windows: z.array(windowSchema).max(MAX_ADMISSION_WINDOWS),
+  slot: z.strictObject({ key: keySchema, holder: holderSchema, capacity: capacitySchema, ttlMs: ttlSchema }),
+  claim: z.strictObject({ key: keySchema, value: valueSchema, ttlMs: ttlSchema }).optional(),
+  refusals: z.strictObject({ key: keySchema, ttlMs: ttlSchema }).optional(),
+});
+
 function check<T>(schema: z.ZodType<T>, what: string, input: unknown): T {
   const parsed = schema.safeParse(input);
   if (!parsed.success) throw invalidArgument(what, parsed.error);
@@ -32,6 +49,7 @@ export const checkTtl = (input: unknown): number => check(ttlSchema, 'ttlMs', in
 export const checkDelta = (input: unknown): number => check(deltaSchema, 'by', input);
 export const checkHolder = (input: unknown): string => check(holderSchema, 'holder', input);
 export const checkCapacity = (input: unknown): number => check(capacitySchema, 'capacity', input);
+export const checkAdmission = (input: unknown): Admission => check(admissionSchema, 'admission', input);
 
 /**
  * The store is closed or its backend is unreachable. Retryable: every operation here is safe to repeat (a write
