@@ -9,19 +9,14 @@ import {
   type GenerationHandle,
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import { dropSchemasWithPrefix, expectAppError, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { expectAppError } from '@apphost/testing';
 import { RegistryStoreAccess } from '../store/store-access';
-import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
+import { alice, fixtureSpec, profile, session, registrySuite } from '../test/registry-harness';
 
 /*
  * `rebind-toolset { profileId }`: a toolset moves to another stored profile (a narrower policy) in a new binding
  * generation. Real NATS, PostgreSQL and the capability-gated stdio fixture, which reports what the client advertised.
  */
-const prefix = uniquePrefix();
-let nats: PrivateNats;
-let registry: RegistryUnderTest;
-let providers: { stop(): Promise<void> };
-
 /** The same host, narrowed: fewer View RPCs, shorter View leases, one exact resource instead of every `ui://`. */
 const narrow = () => ({
   ...profile(),
@@ -30,22 +25,14 @@ const narrow = () => ({
   rpc: { perViewPerMinute: 60 },
 });
 
-beforeAll(async () => {
-  nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-  registry = await bootRegistry(nats.url, prefix);
-  await registry.client.request(RegistryPutProfile, { profileId: 'wide', profile: profile() });
-  await registry.client.request(RegistryPutProfile, { profileId: 'narrow', profile: narrow() });
-}, 60_000);
-
-afterAll(async () => {
-  await registry?.stop();
-  await providers?.stop();
-  await nats?.stop();
-  await dropSchemasWithPrefix(prefix);
+const suite = registrySuite({
+  setup: async (registry) => {
+    await registry.client.request(RegistryPutProfile, { profileId: 'wide', profile: profile() });
+    await registry.client.request(RegistryPutProfile, { profileId: 'narrow', profile: narrow() });
+  },
 });
 
-const bus = () => registry.client;
+const bus = () => suite.registry.client;
 const acquire = (toolsetId: string, connectionClass: 'app-safe' | 'full'): Promise<GenerationHandle> =>
   bus().request(RegistryAcquireGeneration, { toolsetId, connectionClass, principal: alice, session: session('s1'), holder: { kind: 'view', id: 'v1' } });
 async function observedUi(handle: GenerationHandle): Promise<boolean> {
@@ -67,7 +54,7 @@ describe('rebind to another profile', () => {
       bindingRevision: status.bindingRevision,
     });
     expect(await observedUi(handle)).toBe(true);
-    expect(await registry.running.app.get(RegistryStoreAccess).toolsets.binding('kept', 2)).toBeUndefined();
+    expect(await suite.registry.running.app.get(RegistryStoreAccess).toolsets.binding('kept', 2)).toBeUndefined();
   }, 60_000);
 
   it('to a narrower profile: a new binding generation and revision, the old advertising connections closed', async () => {
@@ -105,7 +92,7 @@ describe('rebind to another profile', () => {
     expect(await observedUi(fresh)).toBe(true);
 
     // Each binding generation keeps the profile it was bound under.
-    const toolsets = registry.running.app.get(RegistryStoreAccess).toolsets;
+    const toolsets = suite.registry.running.app.get(RegistryStoreAccess).toolsets;
     expect(await toolsets.binding('narrowed', 1)).toMatchObject({ profileId: 'wide', state: 'CLOSED' });
     expect(await toolsets.binding('narrowed', 2)).toMatchObject({ profileId: 'narrow', state: 'PROFILE_BOUND' });
   }, 60_000);
@@ -114,7 +101,7 @@ describe('rebind to another profile', () => {
     const again = await bus().request(RegistryRebindToolset, { toolsetId: 'narrowed' });
     const { bindingRevision } = await bus().request(RegistryGetToolset, { toolsetId: 'narrowed' });
     expect(again).toMatchObject({ profileId: 'narrow', bindingGeneration: 3, state: 'PROFILE_BOUND', bindingRevision });
-    const gen2 = await registry.running.app.get(RegistryStoreAccess).toolsets.binding('narrowed', 2);
+    const gen2 = await suite.registry.running.app.get(RegistryStoreAccess).toolsets.binding('narrowed', 2);
     expect(again.bindingRevision).toBe(gen2?.bindingRevision);
   }, 60_000);
 });

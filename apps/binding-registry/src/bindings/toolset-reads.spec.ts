@@ -8,9 +8,9 @@ import {
   RegistryVerifyBindingRevision,
   type ToolsetStatus,
 } from '@apphost/contracts';
-import { dropSchemasWithPrefix, expectAppError, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
+import { expectAppError } from '@apphost/testing';
 import { RegistryStoreAccess } from '../store/store-access';
-import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
+import { alice, fixtureSpec, profile, session, registrySuite } from '../test/registry-harness';
 
 /*
  * `get-toolset` and `verify-binding-revision` each read the toolset, its current binding (and, for verify, its
@@ -18,30 +18,17 @@ import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type Registr
  * request — after an acquire, a rebind to another profile and a revoke alike — equal to what the separate reads give.
  * Real NATS, PostgreSQL and the capability-gated stdio fixture.
  */
-const prefix = uniquePrefix();
-let nats: PrivateNats;
-let registry: RegistryUnderTest;
-let providers: { stop(): Promise<void> };
-
-beforeAll(async () => {
-  nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-  registry = await bootRegistry(nats.url, prefix);
-  await registry.client.request(RegistryPutProfile, { profileId: 'wide', profile: profile() });
-  await registry.client.request(RegistryPutProfile, { profileId: 'narrow', profile: { ...profile(), views: { leaseMs: 60_000 } } });
-}, 60_000);
-
-afterAll(async () => {
-  await registry?.stop();
-  await providers?.stop();
-  await nats?.stop();
-  await dropSchemasWithPrefix(prefix);
+const suite = registrySuite({
+  setup: async (registry) => {
+    await registry.client.request(RegistryPutProfile, { profileId: 'wide', profile: profile() });
+    await registry.client.request(RegistryPutProfile, { profileId: 'narrow', profile: { ...profile(), views: { leaseMs: 60_000 } } });
+  },
 });
 
-const bus = () => registry.client;
-const store = () => registry.running.app.get(RegistryStoreAccess);
+const bus = () => suite.registry.client;
+const store = () => suite.registry.running.app.get(RegistryStoreAccess);
 
-/** The statements about `toolsetId` the registry sends while `call` runs (its background work names no toolset). */
+/** The statements about `toolsetId` the suite.registry sends while `call` runs (its background work names no toolset). */
 async function statementsFor<T>(toolsetId: string, call: () => Promise<T>): Promise<{ answer: T; statements: number }> {
   const spy = jest.spyOn(store().store.database, 'query');
   try {

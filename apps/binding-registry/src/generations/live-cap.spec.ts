@@ -1,33 +1,21 @@
 import { AppHostError, RegistryAcquireGeneration, RegistryPutProfile, RegistryPutToolset, RegistryRevoke, type GenerationHandle } from '@apphost/contracts';
-import { dropSchemasWithPrefix, eventually, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
+import { eventually } from '@apphost/testing';
+import { alice, fixtureSpec, profile, session, registrySuite } from '../test/registry-harness';
 import { metricSample, running, serverPid } from '../test/server-processes';
 
 // One registry whose cap is 2 live generations; real stdio servers. Seconds, not minutes.
 jest.setTimeout(30_000);
 
-const prefix = uniquePrefix();
-let nats: PrivateNats;
-let registry: RegistryUnderTest;
-let providers: { stop(): Promise<void> };
-
-beforeAll(async () => {
-  nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-  registry = await bootRegistry(nats.url, prefix, { INSTANCE_ID: 'capped', REGISTRY_MAX_LIVE_GENERATIONS: '2' });
-  await registry.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
-  await registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p') });
-}, 60_000);
-
-afterAll(async () => {
-  await registry?.stop();
-  await providers?.stop();
-  await nats?.stop();
-  await dropSchemasWithPrefix(prefix);
+const suite = registrySuite({
+  env: { INSTANCE_ID: 'capped', REGISTRY_MAX_LIVE_GENERATIONS: '2' },
+  setup: async (registry) => {
+    await registry.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
+    await registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p') });
+  },
 });
 
 const acquire = (sessionId: string): Promise<GenerationHandle> =>
-  registry.client.request(RegistryAcquireGeneration, {
+  suite.registry.client.request(RegistryAcquireGeneration, {
     toolsetId: 'nonce',
     connectionClass: 'app-safe',
     principal: alice,
@@ -46,8 +34,8 @@ describe('the per-instance cap on live generations', () => {
     expect(refused).toHaveLength(1);
     expect(refused[0]).toBeInstanceOf(AppHostError);
     expect(refused[0]).toMatchObject({ code: 'RESOURCE_EXHAUSTED', retryable: true, details: { reason: 'LIVE_GENERATIONS_EXHAUSTED', limit: 2 } });
-    expect(await metricSample(registry, ...REFUSED)).toBe(1);
-    expect(await metricSample(registry, 'apphost_registry_live_generations')).toBe(2);
+    expect(await metricSample(suite.registry, ...REFUSED)).toBe(1);
+    expect(await metricSample(suite.registry, 'apphost_registry_live_generations')).toBe(2);
 
     // Joining a generation that is already live starts no process, so the cap does not refuse it.
     const heldSession = outcomes.findIndex((o) => o.status === 'fulfilled');
@@ -55,13 +43,13 @@ describe('the per-instance cap on live generations', () => {
     expect(joined.generationId).toBe(held[0].generationId);
 
     // Releasing one generation (here: its session deleted) frees its slot at once.
-    const endedPid = await serverPid(registry, held[0]);
-    expect(await registry.client.request(RegistryRevoke, { session: session(`s${heldSession + 1}`).key, incarnation: 1 })).toEqual({ ended: 1 });
+    const endedPid = await serverPid(suite.registry, held[0]);
+    expect(await suite.registry.client.request(RegistryRevoke, { session: session(`s${heldSession + 1}`).key, incarnation: 1 })).toEqual({ ended: 1 });
     await eventually(async () => !running(endedPid), 5000);
-    expect(await metricSample(registry, 'apphost_registry_live_generations')).toBe(1);
+    expect(await metricSample(suite.registry, 'apphost_registry_live_generations')).toBe(1);
     const again = await acquire('s4');
     expect(again.ownerInstanceId).toBe('capped');
-    expect(await metricSample(registry, 'apphost_registry_live_generations')).toBe(2);
-    expect(await metricSample(registry, ...REFUSED)).toBe(1);
+    expect(await metricSample(suite.registry, 'apphost_registry_live_generations')).toBe(2);
+    expect(await metricSample(suite.registry, ...REFUSED)).toBe(1);
   });
 });

@@ -1,43 +1,15 @@
 import { RegistryGetToolset, RegistryPutToolset } from '@apphost/contracts';
-import {
-  backendsOf,
-  dropSchemasWithPrefix,
-  eventually,
-  expectAppError,
-  lockTable,
-  startFakeProviders,
-  startPrivateNats,
-  storeApplicationName,
-  terminateBackends,
-  uniquePrefix,
-  type PrivateNats,
-} from '@apphost/testing';
+import { backendsOf, eventually, expectAppError, lockTable, storeApplicationName, terminateBackends } from '@apphost/testing';
 import { BindingStateWaiter, notifyBindingState } from '../bindings/binding-state-waiter';
-import { bootRegistry, fixtureSpec, PROVIDER_FAKES, type RegistryUnderTest } from '../test/registry-harness';
+import { fixtureSpec, registrySuite } from '../test/registry-harness';
 import { REGISTRY_SCHEMA } from './registry-store';
 import { RegistryStoreAccess } from './store-access';
 
 // Real PostgreSQL and NATS; each fault resolves in well under a second.
 jest.setTimeout(30_000);
 
-const prefix = uniquePrefix();
-const schema = `${prefix}${REGISTRY_SCHEMA}`;
-let nats: PrivateNats;
-let registry: RegistryUnderTest;
-let providers: { stop(): Promise<void> };
-
-beforeAll(async () => {
-  nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-  registry = await bootRegistry(nats.url, prefix);
-}, 60_000);
-
-afterAll(async () => {
-  await registry?.stop();
-  await providers?.stop();
-  await nats?.stop();
-  await dropSchemasWithPrefix(prefix);
-});
+const suite = registrySuite();
+const schema = `${suite.prefix}${REGISTRY_SCHEMA}`;
 
 describe('binding-registry when PostgreSQL terminates its backends', () => {
   it('a backend terminated inside the put-toolset transaction fails it UNAVAILABLE (retryable); the process serves on and the retry stores it', async () => {
@@ -46,7 +18,7 @@ describe('binding-registry when PostgreSQL terminates its backends', () => {
     const lock = await lockTable(schema, 'bindings');
     let putting: Promise<unknown>;
     try {
-      putting = registry.client.request(RegistryPutToolset, { toolsetId: 'cut-put', spec });
+      putting = suite.registry.client.request(RegistryPutToolset, { toolsetId: 'cut-put', spec });
       const blocked = await eventually(async () => {
         const waiting = (await backendsOf(storeApplicationName('binding-registry', schema))).filter((b) => b.waitingOnLock);
         return waiting.length > 0 ? waiting : undefined;
@@ -58,14 +30,14 @@ describe('binding-registry when PostgreSQL terminates its backends', () => {
     } finally {
       await lock.release();
     }
-    await expectAppError(registry.client.request(RegistryGetToolset, { toolsetId: 'cut-put' }), 'NOT_FOUND');
-    await expect(registry.client.request(RegistryPutToolset, { toolsetId: 'cut-put', spec })).resolves.toBeDefined();
-    await expect(registry.client.request(RegistryGetToolset, { toolsetId: 'cut-put' })).resolves.toMatchObject({ toolsetId: 'cut-put' });
+    await expectAppError(suite.registry.client.request(RegistryGetToolset, { toolsetId: 'cut-put' }), 'NOT_FOUND');
+    await expect(suite.registry.client.request(RegistryPutToolset, { toolsetId: 'cut-put', spec })).resolves.toBeDefined();
+    await expect(suite.registry.client.request(RegistryGetToolset, { toolsetId: 'cut-put' })).resolves.toMatchObject({ toolsetId: 'cut-put' });
   });
 
   it('the LISTEN connection of the state waiter is opened again after its backend is terminated, and wakes waiters again', async () => {
-    const waiter = registry.running.app.get(BindingStateWaiter);
-    const database = registry.running.app.get(RegistryStoreAccess).store.database;
+    const waiter = suite.registry.running.app.get(BindingStateWaiter);
+    const database = suite.registry.running.app.get(RegistryStoreAccess).store.database;
     waiter.recheckMs = 60_000; // a wake-up inside the test came from a notification, not from the re-check
     try {
       const listenName = storeApplicationName('binding-registry', schema, 'listen-apphost_binding_state');

@@ -3,6 +3,7 @@ import { BusClient } from '@apphost/bus';
 import type { HostProfile, ServiceName, ToolsetSpecInput } from '@apphost/contracts';
 import {
   bootService,
+  dropSchemasWithPrefix,
   fixtureServerCommand,
   publishedServerCommand,
   TEST_DATABASE_URL,
@@ -10,6 +11,9 @@ import {
   type FixtureServerName,
   type PUBLISHED_SERVERS,
   type ServiceUnderTest,
+  startFakeProviders,
+  startPrivateNats,
+  uniquePrefix,
 } from '@apphost/testing';
 import { Client as PgClient } from 'pg';
 import { bindingRegistryService, createBindingRegistryService, type BindingRegistryOptions } from '../service';
@@ -47,6 +51,40 @@ export async function bootRegistry(
       if (stopped) return;
       stopped = true;
       await service.stop();
+    },
+  };
+}
+
+/**
+ * The usual registry suite: a private NATS server, the fake providers of `profile()` and one registry under a fresh
+ * schema prefix, booted in `beforeAll` (then `setup`, e.g. the profiles and toolsets every test needs) and stopped in
+ * `afterAll`, schemas dropped. Read `suite.registry` inside tests and hooks, not at module load.
+ */
+export function registrySuite(options: { env?: Record<string, string>; setup?: (registry: RegistryUnderTest) => Promise<unknown> } = {}): {
+  readonly prefix: string;
+  readonly registry: RegistryUnderTest;
+} {
+  const prefix = uniquePrefix();
+  let nats: { url: string; stop(): Promise<void> } | undefined;
+  let providers: { stop(): Promise<void> } | undefined;
+  let registry: RegistryUnderTest | undefined;
+  beforeAll(async () => {
+    nats = await startPrivateNats();
+    providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
+    registry = await bootRegistry(nats.url, prefix, options.env);
+    await options.setup?.(registry);
+  }, 60_000);
+  afterAll(async () => {
+    await registry?.stop();
+    await providers?.stop();
+    await nats?.stop();
+    await dropSchemasWithPrefix(prefix);
+  });
+  return {
+    prefix,
+    get registry() {
+      if (!registry) throw new Error('registrySuite: the registry is booted in beforeAll; read it inside a test or hook');
+      return registry;
     },
   };
 }
