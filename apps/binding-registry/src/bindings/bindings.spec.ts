@@ -14,32 +14,20 @@ import { requestOnGeneration } from '@apphost/mcp';
 import { FAULT_POINTS, type FaultPoints } from '@apphost/runtime';
 import type { RegistryFaultPoint } from '../registry.faults';
 import { RegistryStoreAccess } from '../store/store-access';
-import { dropSchemasWithPrefix, expectAppError, latch, type PrivateNats, startFakeProviders, startPrivateNats, uniquePrefix } from '@apphost/testing';
-import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
+import { expectAppError, latch } from '@apphost/testing';
+import { alice, fixtureSpec, profile, session, registrySuite } from '../test/registry-harness';
 import { callStarted } from '../test/call-started';
 import { BindingStateWaiter, notifyBindingState } from './binding-state-waiter';
 
-const prefix = uniquePrefix();
-let nats: PrivateNats;
-let registry: RegistryUnderTest;
-let providers: { stop(): Promise<void> };
 const handles: GenerationHandle[] = [];
 
-beforeAll(async () => {
-  nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-  registry = await bootRegistry(nats.url, prefix);
-  await registry.client.request(RegistryPutProfile, { profileId: 'full', profile: profile() });
-}, 60_000);
-
-afterAll(async () => {
-  await registry?.stop();
-  await providers?.stop();
-  await nats?.stop();
-  await dropSchemasWithPrefix(prefix);
+const suite = registrySuite({
+  setup: async (registry) => {
+    await registry.client.request(RegistryPutProfile, { profileId: 'full', profile: profile() });
+  },
 });
 
-const bus = () => registry.client;
+const bus = () => suite.registry.client;
 async function acquire(toolsetId: string, connectionClass: 'app-safe' | 'full' = 'app-safe', sessionId = 's1'): Promise<GenerationHandle> {
   const handle = await bus().request(RegistryAcquireGeneration, {
     toolsetId,
@@ -67,7 +55,7 @@ describe('readiness: PROFILE_BOUND advertises, every missing provider means MODE
     expect(status).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 1, bindingRevision: expect.stringMatching(/^v1\./) });
     expect(status.readiness.every((r) => r.present)).toBe(true);
     const handle = await acquire('bound');
-    expect(handle).toMatchObject({ advertisesUi: true, ownerInstanceId: registry.instanceId, bindingRevision: status.bindingRevision });
+    expect(handle).toMatchObject({ advertisesUi: true, ownerInstanceId: suite.registry.instanceId, bindingRevision: status.bindingRevision });
     expect(await observedUi(handle)).toBe(true);
     expect(await listedUiMeta(handle)).toEqual({ ui: { resourceUri: 'ui://capability-gated/widget.html' } });
   }, 60_000);
@@ -125,8 +113,8 @@ describe('profiles and toolset specs are immutable', () => {
 });
 
 describe('binding lifecycle latch', () => {
-  const faults = () => registry.running.app.get<FaultPoints<RegistryFaultPoint>>(FAULT_POINTS);
-  const store = () => registry.running.app.get(RegistryStoreAccess);
+  const faults = () => suite.registry.running.app.get<FaultPoints<RegistryFaultPoint>>(FAULT_POINTS);
+  const store = () => suite.registry.running.app.get(RegistryStoreAccess);
 
   it('close before materialize: zero constructions, CLOSED; use after CLOSED is a typed error; close is idempotent', async () => {
     await bus().request(RegistryPutToolset, { toolsetId: 'latch-a', spec: fixtureSpec('stateful-nonce', 'full') });
@@ -161,7 +149,7 @@ describe('binding lifecycle latch', () => {
    * a caller returning within the test proves it was woken by the change itself, not by a timer.
    */
   describe('waiting for a binding being materialized', () => {
-    const waiter = () => registry.running.app.get(BindingStateWaiter);
+    const waiter = () => suite.registry.running.app.get(BindingStateWaiter);
     beforeEach(() => (waiter().recheckMs = 60_000));
     afterEach(() => {
       waiter().recheckMs = 1_000;
@@ -250,17 +238,15 @@ describe('revocation and rebind on live pooled connections', () => {
     const gone = await expectAppError(observedUi(before));
     expect(gone).toMatchObject({ code: 'FAILED_PRECONDITION', details: { reason: 'CONNECTION_GENERATION_GONE' } });
 
-    await providers.stop(); // the sealed store (and the rest) disappear
-    try {
+    // The sealed store (and the rest) disappear while the toolset is rebound.
+    await suite.withoutProviders(async () => {
       const rebound = await bus().request(RegistryRebindToolset, { toolsetId: 'pooled' });
       expect(rebound).toMatchObject({ state: 'MODEL_ONLY', bindingGeneration: 2 });
       const after = await acquire('pooled');
       expect(after).toMatchObject({ advertisesUi: false, bindingGeneration: 2 });
       expect(after.generationId).not.toBe(before.generationId);
       expect(await observedUi(after)).toBe(false);
-    } finally {
-      providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-    }
+    });
   }, 60_000);
 
   it('rebind racing in-flight calls and listings: the old generation fails typed, the new one serves, old never returns', async () => {

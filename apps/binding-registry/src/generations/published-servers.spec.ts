@@ -12,49 +12,25 @@ import {
   type GenerationHandle,
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
-import {
-  dropSchemasWithPrefix,
-  type PrivateNats,
-  publishedBasicVanillaJs,
-  publishedPdf,
-  publishedSystemMonitor,
-  REPO_ROOT,
-  SAMPLE_PDF_PATH,
-  startFakeProviders,
-  startPrivateNats,
-  uniquePrefix,
-  type PublishedServer,
-} from '@apphost/testing';
+import { publishedBasicVanillaJs, publishedPdf, publishedSystemMonitor, REPO_ROOT, SAMPLE_PDF_PATH, type PublishedServer } from '@apphost/testing';
 import { ConnectionHandlers } from '../handlers/connection.handlers';
-import { alice, bootRegistry, profile, PROVIDER_FAKES, type RegistryUnderTest, session } from '../test/registry-harness';
+import { alice, profile, session, registrySuite } from '../test/registry-harness';
 
 /*
  * The published MCP App example servers over real stdio, started from the specs of `@apphost/testing`
  * (`published-servers.ts`): each lists its UI tool, runs it with the given arguments and serves its View.
  */
-const prefix = uniquePrefix();
-let nats: PrivateNats;
-let registry: RegistryUnderTest;
-let providers: { stop(): Promise<void> };
 
-beforeAll(async () => {
-  nats = await startPrivateNats();
-  providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
-  registry = await bootRegistry(nats.url, prefix);
-  await registry.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
-}, 60_000);
-
-afterAll(async () => {
-  await registry?.stop();
-  await providers?.stop();
-  await nats?.stop();
-  await dropSchemasWithPrefix(prefix);
+const suite = registrySuite({
+  setup: async (registry) => {
+    await registry.client.request(RegistryPutProfile, { profileId: 'p', profile: profile() });
+  },
 });
 
 async function bind(toolsetId: string, server: PublishedServer): Promise<GenerationHandle> {
-  const { status } = await registry.client.request(RegistryPutToolset, { toolsetId, spec: { connection: server.connection, profileId: 'p' } });
+  const { status } = await suite.registry.client.request(RegistryPutToolset, { toolsetId, spec: { connection: server.connection, profileId: 'p' } });
   expect(status.state).toBe('PROFILE_BOUND');
-  return registry.client.request(RegistryAcquireGeneration, {
+  return suite.registry.client.request(RegistryAcquireGeneration, {
     toolsetId,
     connectionClass: 'app-safe',
     principal: alice,
@@ -86,14 +62,14 @@ describe.each([
   const server = SERVERS[name];
 
   it('lists its UI tool with _meta.ui.resourceUri through the bounded walk', async () => {
-    const { tools, pages } = await requestOnGeneration(registry.client, ConnListTools, handleOf(name), {});
+    const { tools, pages } = await requestOnGeneration(suite.registry.client, ConnListTools, handleOf(name), {});
     expect(pages).toBe(1);
     expect((tools.find((t) => t.name === server.uiTool.name)?._meta as ToolMeta)?.ui?.resourceUri).toBe(server.resourceUri);
     if (appOnlyTool) expect((tools.find((t) => t.name === appOnlyTool)?._meta as ToolMeta)?.ui?.visibility).toEqual(['app']);
   }, 30_000);
 
   it('runs the UI tool with its arguments on the same generation', async () => {
-    const out = await requestOnGeneration(registry.client, ConnCallTool, handleOf(name), {
+    const out = await requestOnGeneration(suite.registry.client, ConnCallTool, handleOf(name), {
       callId: 'c1',
       name: server.uiTool.name,
       arguments: server.uiTool.arguments,
@@ -106,7 +82,7 @@ describe.each([
 it.each(['basicVanillaJs', 'systemMonitor'] as const)(
   '%s serves its View resource through read-resource on the bus',
   async (name) => {
-    const read = await requestOnGeneration(registry.client, ConnReadResource, handleOf(name), { uri: SERVERS[name].resourceUri });
+    const read = await requestOnGeneration(suite.registry.client, ConnReadResource, handleOf(name), { uri: SERVERS[name].resourceUri });
     const contents = read.contents as ResourceItem[];
     expect(contents).toHaveLength(1);
     expect(contents[0]).toMatchObject({ uri: SERVERS[name].resourceUri, mimeType: APP_MIME_TYPE });
@@ -118,14 +94,14 @@ it.each(['basicVanillaJs', 'systemMonitor'] as const)(
 describe('the pdf server serves only the local file it was given', () => {
   it('display_pdf opens the fixture PDF from disk (its URL and exact size), never a remote document', async () => {
     const handle = handleOf('pdf');
-    const out = await requestOnGeneration(registry.client, ConnCallTool, handle, {
+    const out = await requestOnGeneration(suite.registry.client, ConnCallTool, handle, {
       callId: 'show',
       name: 'display_pdf',
       arguments: SERVERS.pdf.uiTool.arguments,
     });
     if (out.kind !== 'complete') throw new Error('unexpected input round');
     expect(out.result['structuredContent']).toMatchObject({ url: pathToFileURL(SAMPLE_PDF_PATH).href, totalBytes: fs.statSync(SAMPLE_PDF_PATH).size });
-    const listed = await requestOnGeneration(registry.client, ConnCallTool, handle, { callId: 'list', name: 'list_pdfs', arguments: {} });
+    const listed = await requestOnGeneration(suite.registry.client, ConnCallTool, handle, { callId: 'list', name: 'list_pdfs', arguments: {} });
     if (listed.kind !== 'complete') throw new Error('unexpected input round');
     expect(listed.result['structuredContent']).toMatchObject({ localFiles: [pathToFileURL(SAMPLE_PDF_PATH).href], allowedDirectories: [] });
   }, 30_000);
@@ -136,7 +112,7 @@ describe('the pdf server serves only the local file it was given', () => {
    */
   it('its View is one text/html;profile=mcp-app item: the package HTML byte for byte (about 4.3 MB)', async () => {
     const { generationId, fence } = handleOf('pdf');
-    const read = await registry.running.app.get(ConnectionHandlers).read({ ref: { generationId, fence }, uri: SERVERS.pdf.resourceUri });
+    const read = await suite.registry.running.app.get(ConnectionHandlers).read({ ref: { generationId, fence }, uri: SERVERS.pdf.resourceUri });
     const contents = read.contents as ResourceItem[];
     expect(contents).toHaveLength(1);
     expect(contents[0]).toMatchObject({ uri: 'ui://pdf-viewer/mcp-app.html', mimeType: APP_MIME_TYPE });

@@ -63,6 +63,7 @@ export async function bootRegistry(
 export function registrySuite(options: { env?: Record<string, string>; setup?: (registry: RegistryUnderTest) => Promise<unknown> } = {}): {
   readonly prefix: string;
   readonly registry: RegistryUnderTest;
+  withoutProviders<T>(work: () => Promise<T>): Promise<T>;
 } {
   const prefix = uniquePrefix();
   let nats: { url: string; stop(): Promise<void> } | undefined;
@@ -85,6 +86,16 @@ export function registrySuite(options: { env?: Record<string, string>; setup?: (
     get registry() {
       if (!registry) throw new Error('registrySuite: the registry is booted in beforeAll; read it inside a test or hook');
       return registry;
+    },
+    /** Runs `work` with the fake providers stopped (the host's stores gone), then starts them again. */
+    async withoutProviders<T>(work: () => Promise<T>): Promise<T> {
+      if (!nats) throw new Error('registrySuite: not booted');
+      await providers?.stop();
+      try {
+        return await work();
+      } finally {
+        providers = await startFakeProviders(nats.url, PROVIDER_FAKES);
+      }
     },
   };
 }

@@ -1,17 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { TEST_DATABASE_URL, sleep } from '../test-support/pg';
+import { TEST_DATABASE_URL, dedicatedConnections, sleep } from '../test-support/pg';
 import { ChannelListener } from './channel-listener';
 
 const channel = `apphost_cl_${randomBytes(4).toString('hex')}`;
 const application = `channel-listener-spec-${randomBytes(3).toString('hex')}`;
-const database = {
-  dedicatedConnection: (purpose: string) => {
-    const client = new Client({ connectionString: TEST_DATABASE_URL, application_name: `${application}:${purpose}` });
-    client.on('error', () => undefined);
-    return client;
-  },
-};
+const database = dedicatedConnections(application);
 const admin = new Client({ connectionString: TEST_DATABASE_URL });
 
 beforeAll(() => admin.connect());

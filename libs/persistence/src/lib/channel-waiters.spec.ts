@@ -1,17 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
-import { TEST_DATABASE_URL } from '../test-support/pg';
+import { TEST_DATABASE_URL, dedicatedConnections } from '../test-support/pg';
 import { ChannelWaiters } from './channel-waiters';
 
 const channel = `apphost_cw_${randomBytes(4).toString('hex')}`;
 const application = `channel-waiters-spec-${randomBytes(3).toString('hex')}`;
-const database = {
-  dedicatedConnection: (purpose: string) => {
-    const client = new Client({ connectionString: TEST_DATABASE_URL, application_name: `${application}:${purpose}` });
-    client.on('error', () => undefined);
-    return client;
-  },
-};
+const database = dedicatedConnections(application);
 const admin = new Client({ connectionString: TEST_DATABASE_URL });
 const notify = (payload: string) => admin.query('SELECT pg_notify($1, $2)', [channel, payload]);
 // Payloads of this spec are `ours:<key>`; anything else belongs to another store (or is garbage) and wakes nothing.

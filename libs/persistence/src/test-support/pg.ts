@@ -6,6 +6,20 @@ import type { PersistenceLogger } from '../lib/options';
 
 export const TEST_DATABASE_URL = process.env['DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/test';
 
+/**
+ * A stand-in for `ServiceDatabase.dedicatedConnection` on the test database: every client it makes is named
+ * `<application>:<purpose>` (so a spec can find and terminate its backends) and ignores its own `error` events.
+ */
+export function dedicatedConnections(application: string): { dedicatedConnection(purpose: string): Client } {
+  return {
+    dedicatedConnection: (purpose) => {
+      const client = new Client({ connectionString: TEST_DATABASE_URL, application_name: `${application}:${purpose}` });
+      client.on('error', () => undefined);
+      return client;
+    },
+  };
+}
+
 export function uniqueSchema(): string {
   return `t_${randomBytes(6).toString('hex')}`;
 }
