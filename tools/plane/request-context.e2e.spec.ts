@@ -4,6 +4,7 @@ import { FAULT_POINTS, registerTracerProvider, type FaultPoints, type Tracing } 
 import {
   captureServiceLogs,
   dropSchemasWithPrefix,
+  eventually,
   sleep,
   startFakeProviders,
   startPrivateNats,
@@ -39,6 +40,12 @@ describe('request context across the plane', () => {
     });
     return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
   };
+  /** Sealed reference commits settled so far (committed or failed): they run after the batch's reply. */
+  const settledCommits = async (): Promise<number> =>
+    ((await plane.governed.running.context.metrics.registry.getSingleMetric('apphost_governed_sealed_commits_total')?.get())?.values ?? []).reduce(
+      (sum, v) => sum + v.value,
+      0,
+    );
   const events = async (sessionId: string) => {
     const res = await fetch(`${plane.base}/v1/sessions/${sessionId}/events?appName=ctx-app`, { headers: { authorization: `Bearer ${alice}` } });
     return ((await res.json()) as { events: unknown[] }).events;
@@ -66,6 +73,9 @@ describe('request context across the plane', () => {
   it("carries the caller's correlation id into every service's log lines and one trace across every service", async () => {
     expect((await post('/v1/sessions', { appName: 'ctx-app', sessionId: 'ctx-1' })).status).toBe(201);
     exporter.reset();
+    const commitsBefore = await settledCommits();
+    // Held, so the commit surely lands after the reply: the trace must still come out whole.
+    plane.governed.running.app.get<FaultPoints>(FAULT_POINTS).arm('batch.before-commit', () => sleep(300));
     const correlationId = 'ctx-e2e-batch-1';
     const res = await post(
       '/v1/sessions/ctx-1/tool-batches',
@@ -80,7 +90,9 @@ describe('request context across the plane', () => {
     expect([...new Set(logged.map((line) => line.service))].sort()).toEqual(SERVICES_OF_A_BATCH);
     expect(logged.every((line) => line.traceId === TRACE_ID)).toBe(true);
 
-    // The gateway's server span ends when the response is written; the bus spans ended before it.
+    // The gateway's server span ends when the response is written. The batch's sealed reference commit runs after
+    // the reply, in the same trace: its spans have ended once the commit has settled.
+    await eventually(async () => (await settledCommits()) > commitsBefore, 10_000);
     const spans = exporter.getFinishedSpans();
     const ours = spans.filter((s) => s.spanContext().traceId === TRACE_ID);
     expect(ours.length).toBe(spans.length); // nothing of this batch started a trace of its own
@@ -88,6 +100,7 @@ describe('request context across the plane', () => {
     const ids = new Set(ours.map((s) => s.spanContext().spanId));
     const root = ours.filter((s) => !ids.has(s.parentSpanContext?.spanId ?? ''));
     expect(root.map((s) => [s.name, s.parentSpanContext?.spanId])).toEqual([['HTTP POST /v1/sessions/:sessionId/tool-batches', '00f067aa0ba902b7']]);
+    expect(ours.map((s) => s.name)).toContain('bus handle apphost.sealed-result-store.commit.v1');
     expect(ours.filter((s) => s.name.startsWith('bus handle ')).length).toBeGreaterThanOrEqual(SERVICES_OF_A_BATCH.length - 1);
   }, 60_000);
 
