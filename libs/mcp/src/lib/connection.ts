@@ -9,6 +9,7 @@ import { MCP_REASONS, toAppHostError } from './errors';
 import { DEFAULT_MRTR_LIMITS, MrtrBudget, MrtrFlows, stateOnlyRequestState, type InputRequiredOutcome, type MrtrLimits } from './mrtr';
 import { DEFAULT_DISCOVERY_BOUNDS, walkPages, type DiscoveryBounds, type Walked } from './pagination';
 import { StdioDiagnostics } from './stdio-diagnostics';
+import { useLinearStdioReads } from './stdio-line-buffer';
 import type { McpTarget, ProtocolMode } from './target';
 
 export interface OpenConnectionOptions {
@@ -400,14 +401,16 @@ const flowTimedOutInLeg = (limits: MrtrLimits, operation: RoundOperation) =>
 function createTransport(target: McpTarget): StdioClientTransport | StreamableHTTPClientTransport {
   if (target.kind === 'stdio') {
     // The SDK's safe inherited set (PATH, HOME, …) plus the spec's own variables: never the registry's whole environment.
-    return new StdioClientTransport({
-      command: target.command,
-      args: target.args,
-      env: { ...getDefaultEnvironment(), ...(target.env ?? {}) },
-      cwd: target.cwd,
-      // Piped and drained by StdioDiagnostics: a server that dies at start is quoted in the connect error.
-      stderr: 'pipe',
-    });
+    return useLinearStdioReads(
+      new StdioClientTransport({
+        command: target.command,
+        args: target.args,
+        env: { ...getDefaultEnvironment(), ...(target.env ?? {}) },
+        cwd: target.cwd,
+        // Piped and drained by StdioDiagnostics: a server that dies at start is quoted in the connect error.
+        stderr: 'pipe',
+      }),
+    );
   }
   return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers ?? {}, redirect: 'error' } });
 }
