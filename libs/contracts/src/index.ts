@@ -1,5 +1,6 @@
 export * from './lib/errors';
 export * from './lib/values';
+export * from './lib/byte-reference';
 export * from './lib/contract';
 export * from './lib/describe';
 export * from './services/gateway/describe.v1';

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { AppHostError, instanceSubject, type BusContract, type RequestOf, type ResponseOf } from '@apphost/contracts';
+import { AppHostError, instanceSubject, type BusContract, type ByteReference, type RequestOf, type ResponseOf } from '@apphost/contracts';
 import { decodeJson, encodeJson, replySchema } from './codec';
 import { HEADER_CORRELATION_ID, HEADER_DEADLINE } from './headers';
 import { RequestContexts } from './request-context';
 import { endSpan, formatTraceparent, HEADER_TRACEPARENT, startSpan } from './tracing';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
 import { NO_BUS_METRICS, type BusMetrics } from './metrics';
-import { fetchTransfer } from './transfer/transfer-fetch';
+import { fetchHeld, fetchTransfer } from './transfer/transfer-fetch';
 import { HEADER_REPLY_KIND, REPLY_KIND_TRANSFER } from './transfer/transfer-protocol';
 import { TransportError, type BusTransport, type TransportFailure, type TransportReply } from './transports/transport';
 
@@ -70,6 +70,29 @@ export class BusClient {
     return this.exchange(subject, payload, opts, subject);
   }
 
+  /**
+   * The bytes a byte reference names (`HandlerContext.hold`), read whole from the process holding them, within the
+   * timeout and the served request's deadline: length and SHA-256 checked. DATA_LOSS when they are gone (read already,
+   * expired, the holder stopped) or corrupt; OUTCOME_UNKNOWN when the time runs out.
+   */
+  async fetchReference(reference: ByteReference, opts: Pick<BusRequestOptions, 'timeoutMs'> = {}): Promise<Uint8Array> {
+    const current = RequestContexts.current();
+    const deadlineAt = Math.min(Date.now() + this.effectiveTimeout(opts, current?.deadline), current?.deadline ?? Infinity);
+    const correlationId = current?.correlationId ?? randomUUID();
+    const span = startSpan({ name: 'bus fetch-reference', kind: 'client', service: this.options.service, parent: current?.span, attributes: {} });
+    const headers: Record<string, string> = { [HEADER_CORRELATION_ID]: correlationId, [HEADER_DEADLINE]: String(deadlineAt) };
+    const traceparent = formatTraceparent(span);
+    if (traceparent) headers[HEADER_TRACEPARENT] = traceparent;
+    try {
+      const bytes = await this.fetchWhole(reference, 'reference', { subject: reference.subject, correlationId, deadlineAt, headers });
+      endSpan(span, 'OK');
+      return bytes;
+    } catch (error) {
+      endSpan(span, error instanceof AppHostError ? error.code : 'INTERNAL');
+      throw error;
+    }
+  }
+
   /** `label`: the operation's subject for metrics (never an instance subject, whose ids would have no bound). */
   private async exchange(subject: string, payload: unknown, opts: BusRequestOptions, label: string): Promise<unknown> {
     const current = RequestContexts.current();
@@ -114,18 +137,20 @@ export class BusClient {
   }
 
   private async fetchWhole(
-    envelope: Uint8Array,
+    envelope: Uint8Array | ByteReference,
     label: string,
     request: { subject: string; correlationId: string; deadlineAt: number; headers: Record<string, string> },
   ): Promise<Uint8Array> {
     try {
-      const bytes = await fetchTransfer(envelope, {
+      const options = {
         transport: this.options.transport,
         service: serviceOf(request.subject),
         correlationId: request.correlationId,
         deadlineAt: request.deadlineAt,
         headers: request.headers,
-      });
+      };
+      // A parked reply arrives as its encoded envelope; a byte reference was validated by the contract it came in.
+      const bytes = envelope instanceof Uint8Array ? await fetchTransfer(envelope, options) : await fetchHeld(envelope, options);
       this.metrics.observeTransfer?.(label, 'fetched', 'OK', bytes.byteLength);
       return bytes;
     } catch (error) {

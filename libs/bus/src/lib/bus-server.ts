@@ -154,7 +154,7 @@ export class BusServer {
   }
 
   private handle(reg: Registration, msg: IncomingMessage): Promise<TransportReply> {
-    const context = contextOf(msg);
+    const context = contextOf(msg, this.transfers);
     const span = startSpan({
       name: `bus handle ${reg.subject}`,
       kind: 'server',
@@ -221,13 +221,15 @@ export class BusServer {
   }
 }
 
-function contextOf(msg: IncomingMessage): HandlerContext {
+function contextOf(msg: IncomingMessage, transfers: TransferServer): HandlerContext {
   const correlationId = msg.headers[HEADER_CORRELATION_ID];
-  const deadline = Number(msg.headers[HEADER_DEADLINE]);
+  const header = Number(msg.headers[HEADER_DEADLINE]);
+  const deadline = Number.isFinite(header) && header > 0 ? header : undefined;
   return {
     subject: msg.subject,
     correlationId: isValidCorrelationId(correlationId) ? correlationId : randomUUID(),
-    deadline: Number.isFinite(deadline) && deadline > 0 ? deadline : undefined,
+    deadline,
+    hold: (label, bytes) => transfers.hold(label, bytes, deadline),
   };
 }
 

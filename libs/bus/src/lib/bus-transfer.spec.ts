@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto';
-import { AppHostError, defineContract, type ErrorCode } from '@apphost/contracts';
+import { AppHostError, byteReferenceSchema, defineContract, type ErrorCode } from '@apphost/contracts';
 import { z } from 'zod';
 import { BusClient } from './bus-client';
 import { encodeJson } from './codec';
 import { BusServer, type BusServerOptions } from './bus-server';
+import type { HandlerContext } from './handler-context';
 import { HEADER_CORRELATION_ID, HEADER_DEADLINE } from './headers';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
 import type { BusMetrics, TransferSide } from './metrics';
@@ -131,7 +132,7 @@ describe.each<[string, () => TransportFixture]>([
   });
 
   async function serve(
-    reply: (req: { text: string; n?: number }) => Promise<{ text: string }> | { text: string },
+    reply: (req: { text: string; n?: number }, context: HandlerContext) => Promise<{ text: string }> | { text: string },
     opts: { transfer?: BusServerOptions['transfer']; on?: Echo } = {},
   ): Promise<{ server: BusServer; transport: BusTransport }> {
     const transport = await fixture.open('server');
@@ -144,9 +145,9 @@ describe.each<[string, () => TransportFixture]>([
       metrics: serverMetrics,
       transfer: opts.transfer,
     });
-    server.register(opts.on ?? contract, async (req) => {
+    server.register(opts.on ?? contract, async (req, context) => {
       calls++;
-      return reply(req);
+      return reply(req, context);
     });
     server.start();
     await server.ready();
@@ -227,6 +228,36 @@ describe.each<[string, () => TransportFixture]>([
     expect(JSON.stringify(error.toEnvelope())).not.toMatch(/apphost\./);
     expect(clientMetrics.transfers).toEqual([expect.objectContaining({ side: 'fetched', outcome: 'DATA_LOSS' })]);
     expect(calls).toBe(1);
+  });
+
+  it('hands bytes on by reference: a handler holds them, another client fetches them whole, once', async () => {
+    const bytes = Buffer.from(bigText(1.2 * MiB));
+    const { server } = await serve((_req, context) => ({ text: JSON.stringify(context.hold('document', bytes)) }));
+    const reference = byteReferenceSchema.parse(JSON.parse((await (await client()).bus.request(contract, { text: 'x' })).text));
+    expect(reference).toMatchObject({ totalBytes: bytes.byteLength, chunkBytes: CHUNK });
+    expect(server.parkedTransferBytes).toBe(bytes.byteLength);
+
+    const { bus: consumer, transport } = await client();
+    const fetched = await consumer.fetchReference(reference);
+    expect(Buffer.from(fetched).equals(bytes)).toBe(true);
+    expect(transport.chunkReads).toHaveLength(Math.ceil(bytes.byteLength / CHUNK));
+    expect(server.parkedTransferBytes).toBe(0);
+    expect(clientMetrics.transfers).toContainEqual({ subject: 'reference', side: 'fetched', outcome: 'OK', bytes: bytes.byteLength });
+    // Read whole, the bytes are gone: a second fetch is DATA_LOSS, never other bytes.
+    const again = await failureOf(consumer.fetchReference(reference), 'DATA_LOSS');
+    expect(again.details).toMatchObject({ transport: 'transfer-lost', refusedWith: 'NOT_FOUND' });
+  });
+
+  it('refuses held bytes that do not match their digest (DATA_LOSS), and a hold over the whole capacity (PAYLOAD_TOO_LARGE)', async () => {
+    const bytes = Buffer.from(bigText(700 * 1024));
+    await serve((req, context) => ({ text: JSON.stringify(context.hold('document', req.text === 'huge' ? Buffer.alloc(2 * MiB) : bytes)) }), {
+      transfer: { maxParkedBytes: MiB },
+    });
+    const { bus } = await client();
+    const reference = byteReferenceSchema.parse(JSON.parse((await bus.request(contract, { text: 'x' })).text));
+    const corrupt = await failureOf(bus.fetchReference({ ...reference, sha256: 'f'.repeat(64) }), 'DATA_LOSS');
+    expect(corrupt.details).toMatchObject({ transport: 'transfer-corrupt' });
+    await failureOf(bus.request(contract, { text: 'huge' }), 'PAYLOAD_TOO_LARGE');
   });
 
   it('frees a parked reply at its TTL when nobody reads it; a read after that is DATA_LOSS', async () => {

@@ -27,8 +27,12 @@ export interface TransferFetchOptions {
  * server gone (or the transfer gone from it) is DATA_LOSS, as are bytes that do not match the envelope's length and
  * digest. Neither is retryable blindly: retry only with the same operation key.
  */
-export async function fetchTransfer(envelopeBytes: Uint8Array, options: TransferFetchOptions): Promise<Uint8Array> {
-  const envelope = parseEnvelope(envelopeBytes, options);
+export function fetchTransfer(envelopeBytes: Uint8Array, options: TransferFetchOptions): Promise<Uint8Array> {
+  return fetchHeld(parseEnvelope(envelopeBytes, options), options);
+}
+
+/** Reads held bytes whole by their (validated) envelope: a parked reply's, or a byte reference a handler handed on. */
+export async function fetchHeld(envelope: TransferEnvelope, options: TransferFetchOptions): Promise<Uint8Array> {
   const total = chunkCount(envelope.totalBytes, envelope.chunkBytes);
   const bytes = new Uint8Array(envelope.totalBytes);
   let next = 0;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { byteReferenceSchema, type ByteReference } from '@apphost/contracts';
 
 /**
  * The wire protocol of a chunked reply. A reply too large for one message is parked by the server that produced
@@ -18,19 +19,9 @@ export function transferSubject(service: string, instanceId: string, life: strin
   return `apphost.${service}.transfer.${instanceId}.${life}.read-chunk.v1`;
 }
 
-const TRANSFER_SUBJECT = /^apphost\.[A-Za-z0-9_.-]+\.transfer\.[A-Za-z0-9_-]{1,64}\.[0-9a-f]{12}\.read-chunk\.v1$/;
-
-export const transferEnvelopeSchema = z
-  .object({
-    transferId: z.string().uuid(),
-    totalBytes: z.number().int().positive(),
-    chunkBytes: z.number().int().positive(),
-    /** SHA-256 of the whole reply, lower-case hex. */
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    subject: z.string().regex(TRANSFER_SUBJECT),
-  })
-  .strict();
-export type TransferEnvelope = z.infer<typeof transferEnvelopeSchema>;
+/** A parked reply's envelope is a byte reference: the same shape, the same checks (`@apphost/contracts`). */
+export const transferEnvelopeSchema = byteReferenceSchema;
+export type TransferEnvelope = ByteReference;
 
 export const readChunkRequestSchema = z.object({ transferId: z.string().uuid(), index: z.number().int().min(0) }).strict();
 export type ReadChunkRequest = z.infer<typeof readChunkRequestSchema>;

@@ -52,16 +52,17 @@ export class TransferServer {
    * `deadline`: the request's, past which nobody will read it.
    */
   offer(label: string, bytes: Uint8Array, deadline: number | undefined): TransportReply {
+    return { data: encodeJson(this.hold(label, bytes, deadline)), headers: { [HEADER_REPLY_KIND]: REPLY_KIND_TRANSFER } };
+  }
+
+  /**
+   * Parks `bytes` and returns the envelope to fetch them by. Throws the typed refusal when they cannot be held:
+   * PAYLOAD_TOO_LARGE (over the whole cap), RESOURCE_EXHAUSTED (no room now). `deadline`: past it nobody will read them.
+   */
+  hold(label: string, bytes: Uint8Array, deadline: number | undefined): TransferEnvelope {
     const result = this.parked.park(label, bytes, deadline);
     if (result.parked) {
-      const envelope: TransferEnvelope = {
-        transferId: result.transferId,
-        totalBytes: result.totalBytes,
-        chunkBytes: result.chunkBytes,
-        sha256: result.sha256,
-        subject: this.subject,
-      };
-      return { data: encodeJson(envelope), headers: { [HEADER_REPLY_KIND]: REPLY_KIND_TRANSFER } };
+      return { transferId: result.transferId, totalBytes: result.totalBytes, chunkBytes: result.chunkBytes, sha256: result.sha256, subject: this.subject };
     }
     const { maxParkedBytes } = this.options.limits;
     if (result.why === 'larger-than-capacity') {
