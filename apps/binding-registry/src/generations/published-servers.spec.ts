@@ -2,6 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import {
+  byteReferenceSchema,
   APP_MIME_TYPE,
   ConnCallTool,
   ConnListTools,
@@ -13,7 +14,6 @@ import {
 } from '@apphost/contracts';
 import { requestOnGeneration } from '@apphost/mcp';
 import { publishedBasicVanillaJs, publishedPdf, publishedSystemMonitor, REPO_ROOT, SAMPLE_PDF_PATH, type PublishedServer } from '@apphost/testing';
-import { ConnectionHandlers } from '../handlers/connection.handlers';
 import { alice, profile, session, registrySuite } from '../test/registry-harness';
 
 /*
@@ -107,17 +107,33 @@ describe('the pdf server serves only the local file it was given', () => {
   }, 30_000);
 
   /*
-   * The View is one ~4.3 MB HTML document: over the bus's reply limit until large replies move in chunks, so it is
-   * read in-process through the owner's own `read-resource` handler, on the generation's McpConnection.
+   * The View is one ~4.3 MB HTML document: over the bus's message limit, so the reply moves in chunks; asked for by
+   * reference, it stays in the owner and is fetched once by whoever renders it.
    */
-  it('its View is one text/html;profile=mcp-app item: the package HTML byte for byte (about 4.3 MB)', async () => {
-    const { generationId, fence } = handleOf('pdf');
-    const read = await suite.registry.running.app.get(ConnectionHandlers).read({ ref: { generationId, fence }, uri: SERVERS.pdf.resourceUri });
-    const contents = read.contents as ResourceItem[];
+  it('its View is one text/html;profile=mcp-app item: the package HTML byte for byte (about 4.3 MB), inline or by reference', async () => {
+    const handle = handleOf('pdf');
+    const html = fs.readFileSync(path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-pdf', 'dist', 'mcp-app.html'), 'utf8');
+    const inline = await requestOnGeneration(suite.registry.client, ConnReadResource, handle, { uri: SERVERS.pdf.resourceUri }, { timeoutMs: 30_000 });
+    const contents = inline.contents as ResourceItem[];
     expect(contents).toHaveLength(1);
     expect(contents[0]).toMatchObject({ uri: 'ui://pdf-viewer/mcp-app.html', mimeType: APP_MIME_TYPE });
-    const html = fs.readFileSync(path.join(REPO_ROOT, 'node_modules', '@modelcontextprotocol', 'server-pdf', 'dist', 'mcp-app.html'), 'utf8');
     expect(contents[0].text).toBe(html);
     expect(Buffer.byteLength(contents[0].text ?? '', 'utf8')).toBeGreaterThan(4_000_000);
+
+    const referenced = await requestOnGeneration(
+      suite.registry.client,
+      ConnReadResource,
+      handle,
+      { uri: SERVERS.pdf.resourceUri, textReferenceFromBytes: 64 * 1024 },
+      { timeoutMs: 30_000 },
+    );
+    const [item] = referenced.contents;
+    expect(item).not.toHaveProperty('text');
+    expect(item).toMatchObject({ uri: 'ui://pdf-viewer/mcp-app.html', mimeType: APP_MIME_TYPE });
+    const reference = byteReferenceSchema.parse(item['textReference']);
+    expect(reference.totalBytes).toBe(Buffer.byteLength(html, 'utf8'));
+    expect(Buffer.from(await suite.registry.client.fetchReference(reference)).toString('utf8')).toBe(html);
+    // Fetched whole, the owner holds it no longer.
+    await expect(suite.registry.client.fetchReference(reference)).rejects.toMatchObject({ code: 'DATA_LOSS' });
   }, 30_000);
 });

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { BusHandler, RequestContexts } from '@apphost/bus';
+import { BusHandler, RequestContexts, type HandlerContext } from '@apphost/bus';
 import {
   RegistryReasons,
   ConnCallTool,
@@ -19,6 +19,7 @@ import {
 } from '@apphost/contracts';
 import { AppHostError } from '@apphost/contracts';
 import { OwnedGenerations } from '../generations/owned-generations';
+import { referenceLargeTexts } from './text-references';
 
 const conn = { routing: 'instance', instanceSegment: 'conn' } as const;
 
@@ -101,11 +102,12 @@ export class ConnectionHandlers {
   }
 
   @BusHandler(ConnReadResource, conn)
-  read(r: ParsedRequestOf<typeof ConnReadResource>): Promise<ResponseOf<typeof ConnReadResource>> {
-    return this.owned.local.run(
-      r.ref,
-      async (connection, local) => (await connection.readResource(r.uri, local.policy.readTimeoutMs)) as ResponseOf<typeof ConnReadResource>,
-    );
+  read(r: ParsedRequestOf<typeof ConnReadResource>, context: HandlerContext): Promise<ResponseOf<typeof ConnReadResource>> {
+    return this.owned.local.run(r.ref, async (connection, local) => {
+      const answer = (await connection.readResource(r.uri, local.policy.readTimeoutMs)) as ResponseOf<typeof ConnReadResource>;
+      if (r.textReferenceFromBytes === undefined) return answer;
+      return { ...answer, contents: referenceLargeTexts(answer.contents, r.textReferenceFromBytes, context.hold) };
+    });
   }
 
   @BusHandler(ConnPing, conn)

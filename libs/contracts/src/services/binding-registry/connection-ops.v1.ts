@@ -86,11 +86,21 @@ export const ConnCancelCall = defineContract({
   errors: ['FAILED_PRECONDITION'],
 });
 
+/**
+ * `resources/read` on the generation. With `textReferenceFromBytes`, a content item whose `text` is well-formed and
+ * at least that many UTF-8 bytes comes back without `text` and with `textReference`: a byte reference to exactly
+ * those UTF-8 bytes, held by the owner, to be fetched once by whoever needs them (`BusClient.fetchReference`), so
+ * the services in between never carry a large document. Other items (and `blob`s) come back as the server sent them.
+ */
 export const ConnReadResource = defineContract({
   service: 'binding-registry',
   operation: 'read-resource',
   version: 1,
-  request: z.strictObject({ ref: generationRefSchema, uri: z.string().min(1).max(2048) }),
+  request: z.strictObject({
+    ref: generationRefSchema,
+    uri: z.string().min(1).max(2048),
+    textReferenceFromBytes: z.number().int().min(1).optional(),
+  }),
   response: z.object({ contents: z.array(z.record(z.string(), z.unknown())) }).loose(),
   errors: ['FAILED_PRECONDITION', 'DEADLINE_EXCEEDED', 'INVALID_ARGUMENT'],
 });
