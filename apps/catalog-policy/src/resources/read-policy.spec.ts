@@ -60,4 +60,24 @@ describe('resource-read policy', () => {
     });
     expect(checkReadResponse(policy, [blob], limits).totalBytes).toBe(90);
   });
+
+  it('counts a text held by reference at its byte length, and refuses a malformed reference', () => {
+    const referenced = (totalBytes: number) => ({
+      uri: 'ui://srv/widget.html',
+      mimeType: 'text/html',
+      textReference: {
+        transferId: '3b241101-e2bb-4255-8caf-4136c566a962',
+        totalBytes,
+        chunkBytes: 524288,
+        sha256: 'a'.repeat(64),
+        subject: 'apphost.binding-registry.transfer.reg-1.0123456789ab.read-chunk.v1',
+      },
+    });
+    expect(checkReadResponse(policy, [referenced(80)], limits)).toEqual({ contents: [referenced(80)], totalBytes: 80 });
+    expect(typed(() => checkReadResponse(policy, [referenced(101)], limits))).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      details: { reason: 'READ_ITEM_TOO_LARGE' },
+    });
+    expect(typed(() => checkReadResponse(policy, [{ ...referenced(80), textReference: { totalBytes: 80 } }], limits)).code).toBe('INTERNAL');
+  });
 });

@@ -1,4 +1,4 @@
-import { AppHostError, CatalogReasons } from '@apphost/contracts';
+import { AppHostError, byteReferenceSchema, CatalogReasons } from '@apphost/contracts';
 import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
 
 export interface ResourcePolicy {
@@ -22,11 +22,17 @@ export function admitReadRequest(policy: ResourcePolicy, uri: string): string {
   return canonical;
 }
 
-/** Decoded size of a content item: UTF-8 bytes of `text`, decoded bytes of base64 `blob`. */
+/** Decoded size of a content item: UTF-8 bytes of `text` (or of the text its `textReference` holds), decoded bytes of base64 `blob`. */
 export function itemBytes(item: Record<string, unknown>): number {
   const text = item['text'];
   const blob = item['blob'];
+  const reference = item['textReference'];
   let bytes = 0;
+  if (reference !== undefined) {
+    const parsed = byteReferenceSchema.safeParse(reference);
+    if (!parsed.success) throw new AppHostError('INTERNAL', 'the connection owner answered a malformed text reference');
+    bytes += parsed.data.totalBytes;
+  }
   if (typeof text === 'string') bytes += Buffer.byteLength(text, 'utf8');
   if (typeof blob === 'string') bytes += Math.floor((blob.replace(/=+$/, '').length * 3) / 4);
   return bytes;

@@ -19,7 +19,13 @@ export class ReadService {
   async read(r: ParsedRequestOf<typeof CatalogReadResource>): Promise<ResponseOf<typeof CatalogReadResource>> {
     const generation: BoundGeneration = r.generation;
     const uri = admitReadRequest(r.policy, r.uri);
-    const answer = await requestOnGeneration(this.bus, ConnReadResource, generation, { uri }, { timeoutMs: this.config.registryTimeoutMs });
+    const answer = await requestOnGeneration(
+      this.bus,
+      ConnReadResource,
+      generation,
+      { uri, ...(r.textReferenceFromBytes === undefined ? {} : { textReferenceFromBytes: r.textReferenceFromBytes }) },
+      { timeoutMs: this.config.registryTimeoutMs },
+    );
     const limits = {
       maxItemBytes: Math.min(r.limits?.maxItemBytes ?? Infinity, this.config.readMaxItemBytes),
       maxTotalBytes: Math.min(r.limits?.maxTotalBytes ?? Infinity, this.config.readMaxTotalBytes),

@@ -13,10 +13,12 @@ import {
 } from '@apphost/contracts';
 import { BrowserRoute, CurrentPrincipal, RequireScopes, SCOPES } from '../auth';
 import { ownSessionKey, parseInput, viewCallerOf } from '../http/request-input';
+import { inlineDocument } from './view-document';
 import { grantOf } from './view-grant';
 import {
   openViewBodySchema,
   renewViewBodySchema,
+  type ReplayViewReply,
   replayViewBodySchema,
   VIEW_GRANT_HEADER,
   viewIdParamSchema,
@@ -53,11 +55,12 @@ export class ViewsController {
     // view token only for the one session it was minted for; anything else is 404.
     const session = ownSessionKey(principal, input.appName, input.sessionId, input.userId);
     const caller = viewCallerOf(principal, input.userId);
-    const view = await this.bus.request(
+    const answer = await this.bus.request(
       GovernedOpenView,
       { caller, session, eventId: input.eventId, functionCallId: input.functionCallId, ...(input.hostContext ? { hostContext: input.hostContext } : {}) },
       UNTIL_DEADLINE,
     );
+    const view = await inlineDocument(this.bus, answer, caller);
     res.status(view.mode === 'live' ? 201 : 200);
     res.setHeader('Cache-Control', 'no-store');
     return view;
@@ -86,17 +89,18 @@ export class ViewsController {
     @Headers(VIEW_GRANT_HEADER) grantHeader: string | undefined,
     @Body() body: unknown,
     @Res({ passthrough: true }) res: StatusResponse,
-  ): Promise<ResponseOf<typeof GovernedRenewView> | ResponseOf<typeof GovernedReplayView>> {
+  ): Promise<ResponseOf<typeof GovernedRenewView> | ReplayViewReply> {
     const { viewId, method } = parseInput(viewMethodSegmentSchema, segment, 'view custom method');
     if (method === 'renew') {
       const input = parseInput(renewViewBodySchema, body ?? {}, 'request body');
       return this.bus.request(GovernedRenewView, { caller: viewCallerOf(principal, input.userId), viewId, grant: grantOf(grantHeader) });
     }
     const input = parseInput(replayViewBodySchema, body ?? {}, 'request body');
+    const caller = viewCallerOf(principal, input.userId);
     const replay = await this.bus.request(
       GovernedReplayView,
       {
-        caller: viewCallerOf(principal, input.userId),
+        caller,
         viewId,
         action: method,
         invocationId: input.invocationId ?? `${viewId}:${method}`,
@@ -105,6 +109,6 @@ export class ViewsController {
       UNTIL_DEADLINE,
     );
     res.setHeader('Cache-Control', 'no-store');
-    return replay;
+    return { ...replay, view: replay.view && (await inlineDocument(this.bus, replay.view, caller)) };
   }
 }

@@ -7,6 +7,7 @@ import {
   GovernedOpenView,
   GovernedRenewView,
   GovernedReplayView,
+  type LiveView,
   type OpenViewResponse,
   type RequestOf,
   type ViewSnapshot,
@@ -27,6 +28,8 @@ const ORIGIN = 'https://host.views-http.example';
 const GRANT = 'G'.repeat(21) + '_views-http-grant-0123'; // 43 base64url characters
 const VIEW = `vw-${'a'.repeat(32)}`;
 const FOREIGN_VIEW = `vw-${'f'.repeat(32)}`;
+/** Over one bus message, with multi-byte characters across the chunk boundaries and a byte-order mark (content, kept). */
+const LARGE_HTML = `\ufeff<!doctype html><p>${'é€😀 '.repeat(120_000)}</p>`;
 const widget = { widgetId: '7:call-1', eventId: 7, functionCallId: 'call-1', resourceUri: 'ui://w/app.html', tool: 'show', toolsetId: 'ts' };
 
 const sign = (sub: string, scope: string, tenant = 'acme') =>
@@ -96,9 +99,15 @@ beforeAll(async () => {
     logger: { error: () => undefined, warn: () => undefined },
   });
   const notFound = () => new AppHostError('NOT_FOUND', 'view not found');
-  governed.register(GovernedOpenView, (r) => {
+  governed.register(GovernedOpenView, (r, context) => {
     seen.push({ op: 'open', payload: r });
-    return r.functionCallId === 'legacy' ? placeholder(VIEW) : live(VIEW);
+    if (r.functionCallId === 'legacy') return placeholder(VIEW);
+    if (r.functionCallId !== 'by-reference' && r.functionCallId !== 'reference-gone') return live(VIEW);
+    // A large document stays with its holder (here the stand-in itself): the gateway fetches it.
+    const held = context.hold('document', Buffer.from(LARGE_HTML, 'utf8'));
+    const htmlReference = r.functionCallId === 'by-reference' ? held : { ...held, transferId: '3b241101-e2bb-4255-8caf-4136c566a962' };
+    const { document, ...view } = live(VIEW) as LiveView;
+    return { ...view, document: { resourceUri: document.resourceUri, meta: document.meta, htmlReference } };
   });
   governed.register(GovernedGetView, (r) => {
     seen.push({ op: 'get', payload: r });
@@ -213,6 +222,23 @@ describe('gateway View routes', () => {
         },
       },
     ]);
+  });
+
+  it('POST /v1/views fetches a document answered by reference from its holder, and answers it inline, byte for byte', async () => {
+    const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId: 'by-reference' } });
+    expect(res.status).toBe(201);
+    expect(res.body['document']).toEqual({ resourceUri: widget.resourceUri, html: LARGE_HTML, meta: {} });
+    expect(governed.parkedTransferBytes).toBe(0);
+    expect(seen.map((s) => s.op)).toEqual(['open']);
+  });
+
+  it('POST /v1/views closes the View when its document cannot be fetched, and answers DATA_LOSS: no grant outlives the failure', async () => {
+    const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId: 'reference-gone' } });
+    expect(res.status).toBe(500);
+    expect(res.body.error).toMatchObject({ code: 'DATA_LOSS' });
+    expect(res.text).not.toContain(GRANT);
+    expect(seen.map((s) => s.op)).toEqual(['open', 'close']);
+    expect(seen[1].payload).toEqual({ caller: { principal: { tenant: 'acme', subject: 'alice', scopes: ['view'] }, userId: 'alice' }, viewId: VIEW });
   });
 
   it('POST /v1/views answers a placeholder 200', async () => {

@@ -73,7 +73,9 @@ export const viewAttestedHeaderSchema = z
 export const viewResponseSchema = openViewResponseSchema;
 export const viewStateSchema = viewSnapshotSchema;
 export const renewViewReplySchema = GovernedRenewView.response;
-export const replayViewReplySchema = GovernedReplayView.response;
+/** As governed-operations answers, with the new View's document inline (the gateway fetches one held by reference). */
+export const replayViewReplySchema = GovernedReplayView.response.extend({ view: openViewResponseSchema.nullable() });
+export type ReplayViewReply = z.infer<typeof replayViewReplySchema>;
 
 /**
  * The body of `POST /v1/views/{viewId}/rpc`, for the OpenAPI document only: the gateway forwards whatever JSON value

@@ -9,7 +9,7 @@ import {
   viewPolicyOf,
   type HostProfile,
   type JsonRpcResponse,
-  type LiveView,
+  type LiveViewAnswer,
   type ResponseOf,
 } from '@apphost/contracts';
 import { defineService, openCoordinationStore } from '@apphost/runtime';
@@ -121,11 +121,11 @@ describe('model-context registers (real bus handlers, real admission, fake colla
   });
   let incarnation = 100;
 
-  const newView = async (at?: { eventId: number; functionCallId: string }): Promise<LiveView> => live(await openView(client, at ?? (await widgetOf(client))));
-  const rpc = (view: LiveView, message: unknown): Promise<Answer> =>
+  const newView = async (at?: { eventId: number; functionCallId: string }): Promise<LiveViewAnswer> => live(await openView(client, at ?? (await widgetOf(client))));
+  const rpc = (view: LiveViewAnswer, message: unknown): Promise<Answer> =>
     client.request(GovernedViewRpc, { caller: viewCaller, viewId: view.viewId, grant: view.grant, message, bytes: JSON.stringify(message).length });
   let ids = 0;
-  const update = (view: LiveView, params: Record<string, unknown>) => rpc(view, { jsonrpc: '2.0', id: ++ids, method: 'ui/update-model-context', params });
+  const update = (view: LiveViewAnswer, params: Record<string, unknown>) => rpc(view, { jsonrpc: '2.0', id: ++ids, method: 'ui/update-model-context', params });
   const text = (value: string) => ({ content: [{ type: 'text', text: value }] });
   const responseOf = (answer: Answer): JsonRpcResponse => {
     if (answer.kind !== 'response') throw new Error(`expected a JSON-RPC response, got ${answer.kind}`);
@@ -142,13 +142,13 @@ describe('model-context registers (real bus handlers, real admission, fake colla
     if (!context.block) throw new Error('expected a block');
     return context.block.content[0].text;
   };
-  const stored = async (view: LiveView): Promise<ViewRecord> => {
+  const stored = async (view: LiveViewAnswer): Promise<ViewRecord> => {
     const found = await records.find(view.viewId);
     if (!found) throw new Error('the view record is gone');
     return found.record;
   };
   /** The context a View RPC request of `view` runs in, as authentication read it (now). */
-  const contextOf = async (view: LiveView): Promise<ViewContext> => {
+  const contextOf = async (view: LiveViewAnswer): Promise<ViewContext> => {
     const found = await records.find(view.viewId);
     if (!found) throw new Error('the view record is gone');
     const profile = { ...testProfile(), ...state.profile };
@@ -506,7 +506,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
       await expectCommitted(update(b, payload('B')));
       await expectCommitted(update(c, payload('C')));
       const context = await modelContext();
-      const widgetOfView = async (v: LiveView) => (await stored(v)).widget.widgetId;
+      const widgetOfView = async (v: LiveViewAnswer) => (await stored(v)).widget.widgetId;
       expect(context.evicted).toEqual([await widgetOfView(a)]);
       expect(context.registers.map((r) => r.viewId)).toEqual([b.viewId, c.viewId]);
       const block = blockText(context);

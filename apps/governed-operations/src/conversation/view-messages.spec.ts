@@ -15,7 +15,7 @@ import {
   LifecycleRecordMessage,
   type HostProfile,
   type JsonRpcResponse,
-  type LiveView,
+  type LiveViewAnswer,
   type PendingMessage,
   type ResponseOf,
 } from '@apphost/contracts';
@@ -120,7 +120,7 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
   });
 
   /** A live View under a profile that offers `message: { text }` (unless `offered` is false) with the given policy. */
-  const newView = async (policy: 'accept' | 'confirm', offered = true): Promise<LiveView> => {
+  const newView = async (policy: 'accept' | 'confirm', offered = true): Promise<LiveViewAnswer> => {
     const base = testProfile();
     const fields: Partial<HostProfile> = {
       hostCapabilities: { ...base.hostCapabilities, ...(offered ? { message: { text: true } } : {}) },
@@ -129,7 +129,7 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
     state.profile = fields;
     return live(await openView(client, await widgetOf(client)));
   };
-  const send = (view: LiveView, id: number | string, params: unknown, attested: 'message'[] = []): Promise<Answer> => {
+  const send = (view: LiveViewAnswer, id: number | string, params: unknown, attested: 'message'[] = []): Promise<Answer> => {
     const message = { jsonrpc: '2.0', id, method: 'ui/message', params };
     return client.request(
       GovernedViewRpc,
@@ -148,10 +148,10 @@ describe('ui/message (real bus handler, fake collaborators, real lifecycle-store
     return response.error;
   };
   /** Every listed message of the View (RECORDED is never listed: a never-accepted one shows once EXPIRED). */
-  const messagesOf = async (view: LiveView): Promise<PendingMessage[]> =>
+  const messagesOf = async (view: LiveViewAnswer): Promise<PendingMessage[]> =>
     (await stores.bus.request(LifecycleListMessages, { session, limit: 100 })).messages.filter((m) => m.viewId === view.viewId);
   const afterAcceptWindow = () => sleep(ACCEPT_WITHIN_MS + 300);
-  const close = (view: LiveView) => client.request(GovernedCloseView, { caller: viewCaller, viewId: view.viewId });
+  const close = (view: LiveViewAnswer) => client.request(GovernedCloseView, { caller: viewCaller, viewId: view.viewId });
 
   describe('accepted', () => {
     it('accept policy: `{}` only once the message is ACCEPTED, with its exact identity; one audit entry without content', async () => {

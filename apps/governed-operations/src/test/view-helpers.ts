@@ -1,4 +1,4 @@
-import { GovernedOpenView, GovernedRunToolBatch, type LiveView, type OpenViewResponse, type PlaceholderView, type ViewCaller } from '@apphost/contracts';
+import { GovernedOpenView, GovernedRunToolBatch, type LiveViewAnswer, type OpenViewAnswer, type PlaceholderView, type ViewCaller } from '@apphost/contracts';
 import type { BusClient } from '@apphost/bus';
 import { principal, session, type FakeState } from './fake-plane';
 
@@ -24,16 +24,16 @@ export async function widgetOf(
   return { eventId: res.eventId, functionCallId };
 }
 
-export function openView(client: BusClient, at: { eventId: number; functionCallId: string }, caller: ViewCaller = viewCaller): Promise<OpenViewResponse> {
+export function openView(client: BusClient, at: { eventId: number; functionCallId: string }, caller: ViewCaller = viewCaller): Promise<OpenViewAnswer> {
   return client.request(GovernedOpenView, { caller, session, ...at }, { timeoutMs: 30_000 });
 }
 
-export function live(v: OpenViewResponse): LiveView {
+export function live(v: OpenViewAnswer): LiveViewAnswer {
   if (v.mode !== 'live') throw new Error(`expected a live view, got the placeholder ${v.reason}`);
   return v;
 }
 
-export function placeholder(v: OpenViewResponse): PlaceholderView {
+export function placeholder(v: OpenViewAnswer): PlaceholderView {
   if (v.mode !== 'placeholder') throw new Error('expected a placeholder');
   return v;
 }

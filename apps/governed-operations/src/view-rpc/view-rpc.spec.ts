@@ -6,7 +6,7 @@ import {
   GovernedViewRpc,
   JSON_RPC_CODE_BY_ERROR,
   type JsonRpcResponse,
-  type LiveView,
+  type LiveViewAnswer,
   type ResponseOf,
   type ViewCaller,
 } from '@apphost/contracts';
@@ -69,10 +69,10 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
     ports.reset();
   });
 
-  const newView = async (): Promise<LiveView> => live(await openView(client, await widgetOf(client)));
-  const rpc = (view: LiveView, message: unknown, who: ViewCaller = viewCaller, grant = view.grant): Promise<Answer> =>
+  const newView = async (): Promise<LiveViewAnswer> => live(await openView(client, await widgetOf(client)));
+  const rpc = (view: LiveViewAnswer, message: unknown, who: ViewCaller = viewCaller, grant = view.grant): Promise<Answer> =>
     client.request(GovernedViewRpc, { caller: who, viewId: view.viewId, grant, message, bytes: JSON.stringify(message).length }, { timeoutMs: 10_000 });
-  const call = (view: LiveView, id: number | string, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) =>
+  const call = (view: LiveViewAnswer, id: number | string, name: string, args: Record<string, unknown>, meta?: Record<string, unknown>) =>
     rpc(view, { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, ...(meta ? { _meta: meta } : {}) } });
   const responseOf = (answer: Answer): JsonRpcResponse => {
     if (answer.kind !== 'response') throw new Error(`expected a JSON-RPC response, got ${answer.kind}`);
@@ -194,7 +194,7 @@ describe('governed-operations View RPC (real bus handler, fake collaborators, re
   });
 
   describe('the barrier, immediately before any effect', () => {
-    const expectRevoked = async (view: LiveView, revocation: string) => {
+    const expectRevoked = async (view: LiveViewAnswer, revocation: string) => {
       const error = errorOf(await call(view, 1, 'app-poll', { n: 1 }));
       expect(error).toMatchObject({
         code: JSON_RPC_CODE_BY_ERROR.FAILED_PRECONDITION,

@@ -68,7 +68,7 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     });
     try {
       const read = (await direct.readResource(STATEFUL_NONCE_RESOURCE)) as { contents: { text: string }[] };
-      expect(view.document.html).toBe(read.contents[0].text);
+      expect(view.document).toMatchObject({ html: read.contents[0].text });
     } finally {
       await direct.close();
     }

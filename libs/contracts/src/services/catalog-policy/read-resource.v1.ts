@@ -6,7 +6,8 @@ import { boundGenerationSchema, resourcePolicySchema } from './catalog-values';
  * `apphost.catalog-policy.read-resource.v1`: `resources/read` on a bound generation under a resource policy, on
  * both sides: the requested URI must match, and so must every returned content item (after canonicalization);
  * one disallowed item rejects the whole response (PERMISSION_DENIED, RESOURCE_POLICY_DENIED), as does an item or
- * the aggregate over the byte limits (PAYLOAD_TOO_LARGE).
+ * the aggregate over the byte limits (PAYLOAD_TOO_LARGE). `textReferenceFromBytes` is passed to the owner
+ * (`binding-registry.read-resource.v1`): large texts come back as `textReference`s, counted at their byte length.
  */
 export const CatalogReadResource = defineContract({
   service: 'catalog-policy',
@@ -16,6 +17,7 @@ export const CatalogReadResource = defineContract({
     generation: boundGenerationSchema,
     uri: z.string().min(1).max(2048),
     policy: resourcePolicySchema,
+    textReferenceFromBytes: z.number().int().min(1).optional(),
     limits: z
       .strictObject({
         maxItemBytes: z
@@ -34,7 +36,7 @@ export const CatalogReadResource = defineContract({
       .optional(),
   }),
   response: z.object({
-    /** Each item as the server returned it, with its `uri` replaced by the canonical form. */
+    /** Each item as the server returned it (a large text by reference, when asked), with its `uri` replaced by the canonical form. */
     contents: z.array(z.record(z.string(), z.unknown())),
     totalBytes: z.number().int().min(0),
     /** The server's cache hints (2026-07-28 results): how long the result may be reused, and for whom. */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
 import { sessionKeySchema } from '../../lib/values';
-import { hostContextInputSchema, openViewResponseSchema, viewCallerSchema } from './view-values';
+import { hostContextInputSchema, openViewAnswerSchema, viewCallerSchema } from './view-values';
 
 /**
  * `apphost.governed-operations.open-view.v1`: the render bootstrap of one widget, in the RFC's order, every failure
@@ -10,6 +10,7 @@ import { hostContextInputSchema, openViewResponseSchema, viewCallerSchema } from
  * connection generation; (3) resolve the sealed record (digest verified); (4) one `resources/read` of the
  * descriptor's `resourceUri` on that generation, under the profile's resource policy; (5) exactly one content item of
  * that canonical URI and `text/html;profile=mcp-app`, within the profile's document limit; (6) activate the grant.
+ * A large document comes back by reference (`document.htmlReference`), for the caller to fetch from its owner.
  * A legacy widget, a missing or corrupt sealed record, a gone or unrecorded generation, or a revoked toolset answer
  * the read-only placeholder instead. A widget the caller may not see is NOT_FOUND.
  */
@@ -24,7 +25,7 @@ export const GovernedOpenView = defineContract({
     functionCallId: z.string().min(1).max(128),
     hostContext: hostContextInputSchema.optional(),
   }),
-  response: openViewResponseSchema,
+  response: openViewAnswerSchema,
   /**
    * FAILED_PRECONDITION reasons: `DOCUMENT_NOT_FOUND` (no content item of the URI), `DOCUMENT_AMBIGUOUS` (several),
    * `DOCUMENT_MIME_MISMATCH`, `DOCUMENT_ENCODING_INVALID`; PAYLOAD_TOO_LARGE `DOCUMENT_TOO_LARGE`;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineContract } from '../../lib/contract';
-import { hostContextInputSchema, openViewResponseSchema, viewCallerSchema, viewIdSchema } from './view-values';
+import { hostContextInputSchema, openViewAnswerSchema, viewCallerSchema, viewIdSchema } from './view-values';
 import { runToolBatchResponseSchema } from './run-tool-batch.v1';
 
 /**
@@ -24,8 +24,8 @@ export const GovernedReplayView = defineContract({
   response: z.strictObject({
     /** The new event, as a tool batch answers it (its `confirmations` when the policy held the call). */
     event: runToolBatchResponseSchema,
-    /** The View of the new widget, or null when the call was held or produced no widget. */
-    view: openViewResponseSchema.nullable(),
+    /** The View of the new widget (a large document by reference, as `open-view` answers it), or null when the call was held or produced no widget. */
+    view: openViewAnswerSchema.nullable(),
   }),
   errors: ['NOT_FOUND', 'FAILED_PRECONDITION', 'PERMISSION_DENIED', 'CONFLICT', 'UNAVAILABLE', 'OUTCOME_UNKNOWN', 'DEADLINE_EXCEEDED'],
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { byteReferenceSchema } from '../../lib/byte-reference';
 import { incarnationSchema, instanceIdSchema, principalSchema, sessionKeySchema, userIdSchema } from '../../lib/values';
 
 /**
@@ -120,6 +121,15 @@ export const VIEW_REVOCATION_REASONS = [
 export const viewRevocationReasonSchema = z.enum(VIEW_REVOCATION_REASONS);
 export type ViewRevocationReason = z.infer<typeof viewRevocationReasonSchema>;
 
+/** The document of a live View as the host page gets it. */
+export const viewDocumentSchema = z.strictObject({
+  resourceUri: z.string(),
+  /** Exactly the bytes of the one selected content item (`text`, or the decoded `blob`). */
+  html: z.string(),
+  /** `_meta.ui` of the same response: the content item's, then the listing entry's. */
+  meta: z.record(z.string(), z.unknown()),
+});
+
 /** A live bootstrap: the exact document, its `_meta.ui`, the tool input, the full sealed result and the grant. */
 export const liveViewSchema = z.strictObject({
   mode: z.literal('live'),
@@ -128,13 +138,7 @@ export const liveViewSchema = z.strictObject({
   viewGeneration: z.number().int().min(1),
   expiresAt: z.string(),
   grant: viewGrantSchema,
-  document: z.strictObject({
-    resourceUri: z.string(),
-    /** Exactly the bytes of the one selected content item (`text`, or the decoded `blob`). */
-    html: z.string(),
-    /** `_meta.ui` of the same response: the content item's, then the listing entry's. */
-    meta: z.record(z.string(), z.unknown()),
-  }),
+  document: viewDocumentSchema,
   widget: viewWidgetSchema,
   toolInput: z.strictObject({ arguments: z.record(z.string(), z.unknown()) }),
   /** The full sealed `CallToolResult` (the View's, never the model's projection). */
@@ -159,6 +163,18 @@ export type PlaceholderView = z.infer<typeof placeholderViewSchema>;
 
 export const openViewResponseSchema = z.discriminatedUnion('mode', [liveViewSchema, placeholderViewSchema]);
 export type OpenViewResponse = z.infer<typeof openViewResponseSchema>;
+
+/**
+ * A live bootstrap as governed-operations answers it on the bus: a large document (`htmlReference`: its UTF-8
+ * bytes, held by the connection owner) is fetched by the gateway, so the services in between never carry it.
+ */
+export const liveViewAnswerSchema = liveViewSchema.extend({
+  document: z.union([viewDocumentSchema, viewDocumentSchema.omit({ html: true }).extend({ htmlReference: byteReferenceSchema })]),
+});
+export type LiveViewAnswer = z.infer<typeof liveViewAnswerSchema>;
+
+export const openViewAnswerSchema = z.discriminatedUnion('mode', [liveViewAnswerSchema, placeholderViewSchema]);
+export type OpenViewAnswer = z.infer<typeof openViewAnswerSchema>;
 
 /** What the owner may read of a View: state, expiry, generation; never the grant. */
 export const viewSnapshotSchema = z.strictObject({

@@ -22,6 +22,24 @@ function failure(run: () => unknown): { code: string; reason: unknown; details: 
 }
 
 describe('selectAppDocument', () => {
+  it('selects a document held by reference by its size, keeping the reference; refuses it beside text or blob, malformed, or too large', () => {
+    const htmlReference = {
+      transferId: '3b241101-e2bb-4255-8caf-4136c566a962',
+      totalBytes: 900,
+      chunkBytes: 524288,
+      sha256: 'b'.repeat(64),
+      subject: 'apphost.binding-registry.transfer.reg-1.0123456789ab.read-chunk.v1',
+    };
+    const referenced = item({ text: undefined, textReference: htmlReference, _meta: { ui: {} } });
+    expect(selectAppDocument([referenced], expected)).toEqual({ htmlReference, bytes: 900, itemMeta: { ui: {} } });
+    expect(failure(() => selectAppDocument([{ ...referenced, text: HTML }], expected)).reason).toBe('DOCUMENT_ENCODING_INVALID');
+    expect(failure(() => selectAppDocument([{ ...referenced, textReference: { totalBytes: 900 } }], expected)).reason).toBe('DOCUMENT_ENCODING_INVALID');
+    expect(failure(() => selectAppDocument([referenced], { ...expected, maxBytes: 899 }))).toMatchObject({
+      code: 'PAYLOAD_TOO_LARGE',
+      reason: 'DOCUMENT_TOO_LARGE',
+    });
+  });
+
   it('selects the one text item of the expected URI and App type, ignoring items of other URIs', () => {
     const contents = [
       { uri: 'ui://apps.example/other.html', mimeType: APP_DOCUMENT_MIME_TYPE, text: 'other' },

@@ -1,17 +1,27 @@
-import { AppHostError, GovernedReasons } from '@apphost/contracts';
+import { AppHostError, byteReferenceSchema, GovernedReasons, type ByteReference } from '@apphost/contracts';
 import { canonicalizeUri } from '../uri';
 
 /** The MCP Apps document type (`RESOURCE_MIME_TYPE` of ext-apps). */
 export const APP_DOCUMENT_MIME_TYPE = 'text/html;profile=mcp-app';
 
-export interface AppDocument {
-  /** Exactly the selected item's `text`, or its `blob` decoded as UTF-8 (a byte-order mark is kept). */
-  html: string;
-  /** UTF-8 length of `html`. */
+/**
+ * The document inline (`html`), or held by its connection owner (`htmlReference`: the UTF-8 bytes of the item's
+ * text, answered by reference when the read asked for it), fetched once by whoever renders it.
+ */
+export type AppDocumentContent =
+  | {
+      /** Exactly the selected item's `text`, or its `blob` decoded as UTF-8 (a byte-order mark is kept). */
+      html: string;
+      htmlReference?: never;
+    }
+  | { html?: never; htmlReference: ByteReference };
+
+export type AppDocument = AppDocumentContent & {
+  /** UTF-8 length of the document. */
   bytes: number;
   /** The selected item's whole `_meta` (its `ui` member is the document's `_meta.ui`); undefined when absent or not an object. */
   itemMeta: Record<string, unknown> | undefined;
-}
+};
 
 /**
  * The one App document of a `resources/read` response: the single item whose canonical URI is the expected one and
@@ -33,9 +43,14 @@ export function selectAppDocument(contents: readonly Record<string, unknown>[], 
     throw documentError('DOCUMENT_AMBIGUOUS', `${documents.length} App documents of ${resourceUri}`, { resourceUri, count: documents.length });
 
   const item = documents[0];
-  const html = documentText(item, resourceUri, expected.maxBytes);
   const meta = item['_meta'];
-  return { html, bytes: Buffer.byteLength(html, 'utf8'), itemMeta: isRecord(meta) ? meta : undefined };
+  const itemMeta = isRecord(meta) ? meta : undefined;
+  if (item['textReference'] !== undefined) {
+    const htmlReference = documentReference(item, resourceUri, expected.maxBytes);
+    return { htmlReference, bytes: htmlReference.totalBytes, itemMeta };
+  }
+  const html = documentText(item, resourceUri, expected.maxBytes);
+  return { html, bytes: Buffer.byteLength(html, 'utf8'), itemMeta };
 }
 
 /**
@@ -47,6 +62,16 @@ export function isAppDocumentMimeType(mimeType: unknown): boolean {
   if (typeof mimeType !== 'string') return false;
   const match = /^([^;\s]+)[ \t]*;[ \t]*([^=;\s]+)=("mcp-app"|mcp-app)[ \t]*$/.exec(mimeType);
   return match !== null && match[1].toLowerCase() === 'text/html' && match[2].toLowerCase() === 'profile';
+}
+
+/** A text the owner holds: alone in its item, well-formed as a reference, within the size limit. */
+function documentReference(item: Record<string, unknown>, resourceUri: string, maxBytes: number): ByteReference {
+  if (item['text'] !== undefined || item['blob'] !== undefined)
+    throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a text reference and text or blob`, { resourceUri });
+  const parsed = byteReferenceSchema.safeParse(item['textReference']);
+  if (!parsed.success) throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a malformed text reference`, { resourceUri });
+  checkSize(parsed.data.totalBytes, resourceUri, maxBytes);
+  return parsed.data;
 }
 
 function documentText(item: Record<string, unknown>, resourceUri: string, maxBytes: number): string {
