@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { CatalogReadResource, RegistryAcquireGeneration, type HostProfile } from '@apphost/contracts';
+import { byteReferenceSchema, CatalogReadResource, RegistryAcquireGeneration, VIEW_DOCUMENT_REFERENCE_FROM_BYTES, type HostProfile } from '@apphost/contracts';
 import {
   dropSchemasWithPrefix,
   publishedBasicVanillaJs,
@@ -20,8 +20,8 @@ import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './h
  * resolve, one policed `resources/read` through catalog-policy and the registry owner, document selection, CSP,
  * grant) against a direct v2 SDK `resources/read` of the same resource on another process of the same stdio server,
  * at 1 and 16 in flight, for the ~218 KB basic-vanillajs View and the ~4.3 MB PDF View. The floor the design imposes
- * is measured too: the one policed read over the bus (`catalog-policy.read-resource.v1` on the producing generation,
- * chunked when large), which no bootstrap can skip. JSON lines on stdout; progress on stderr. Views opened in a
+ * is measured too: the one policed read over the bus (`catalog-policy.read-resource.v1` on the producing generation)
+ * and, for a document held by reference, its one fetch from the owner, which no bootstrap can skip. JSON lines on stdout; progress on stderr. Views opened in a
  * round are closed after it (untimed).
  *
  * Run: node -r ./tools/register.cjs tools/bench/view-bootstrap.bench.ts
@@ -113,17 +113,23 @@ async function main(): Promise<void> {
         bindingGeneration: handle.bindingGeneration,
         connectionClass: handle.connectionClass,
       };
-      const floorRead = () =>
-        ready.catalog.client.request(
+      // As a bootstrap reads it: a document of VIEW_DOCUMENT_REFERENCE_FROM_BYTES or more stays with the owner and
+      // is fetched from it once, by whoever renders it (the gateway).
+      const floorRead = async () => {
+        const read = await ready.catalog.client.request(
           CatalogReadResource,
           {
             generation,
             uri: doc.server.resourceUri,
             policy: { prefixes: [doc.server.resourceUri] },
+            textReferenceFromBytes: VIEW_DOCUMENT_REFERENCE_FROM_BYTES,
             limits: { maxItemBytes: 8 * MIB, maxTotalBytes: 8 * MIB },
           },
           { timeoutMs: 60_000 },
         );
+        const reference = read.contents[0]?.['textReference'];
+        if (reference) await ready.catalog.client.fetchReference(byteReferenceSchema.parse(reference), { timeoutMs: 60_000 });
+      };
 
       await runLoad(directRead, WARMUP, 1);
       await runLoad(floorRead, WARMUP, 1);

@@ -8,6 +8,7 @@ import {
   viewPolicyOf,
   type HostProfile,
   type LiveViewAnswer,
+  VIEW_DOCUMENT_REFERENCE_FROM_BYTES,
   type OpenViewAnswer,
   type PlaceholderReason,
   type PlaceholderView,
@@ -44,12 +45,6 @@ export const IMPLEMENTED_HOST_CAPABILITIES: ImplementedHostCapabilities = {
 
 /** The largest `resources/read` catalog-policy accepts for one item and in total. */
 const READ_LIMIT_BYTES = 8 * 1024 * 1024;
-/**
- * A document of at least this many bytes stays with its connection owner and reaches the gateway by reference:
- * catalog-policy and this service never carry it (each hop costs an encode, a decode and a copy of the whole, about
- * 2 ms for 218 KB and 35 ms for 4.3 MB here). Below it, the extra fetch round trip costs more than carrying it.
- */
-const DOCUMENT_REFERENCE_FROM_BYTES = 64 * 1024;
 
 /**
  * catalog-policy refuses an item over the read's `maxItemBytes` (the profile's document limit) itself, with its own
@@ -189,7 +184,7 @@ export class ViewBootstrap {
           generation: { ...producer.generation },
           uri: descriptor.resourceUri,
           policy: resourcePolicyOf(profile),
-          textReferenceFromBytes: DOCUMENT_REFERENCE_FROM_BYTES,
+          textReferenceFromBytes: VIEW_DOCUMENT_REFERENCE_FROM_BYTES,
           limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },
         })
         .catch((error: unknown) => {
