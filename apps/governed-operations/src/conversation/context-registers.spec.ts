@@ -121,7 +121,8 @@ describe('model-context registers (real bus handlers, real admission, fake colla
   });
   let incarnation = 100;
 
-  const newView = async (at?: { eventId: number; functionCallId: string }): Promise<LiveViewAnswer> => live(await openView(client, at ?? (await widgetOf(client))));
+  const newView = async (at?: { eventId: number; functionCallId: string }): Promise<LiveViewAnswer> =>
+    live(await openView(client, at ?? (await widgetOf(client))));
   const rpc = (view: LiveViewAnswer, message: unknown): Promise<Answer> =>
     client.request(GovernedViewRpc, { caller: viewCaller, viewId: view.viewId, grant: view.grant, message, bytes: JSON.stringify(message).length });
   let ids = 0;
