@@ -48,7 +48,7 @@ async function runMode(mode: BenchMode): Promise<void> {
     if (put.status.state !== 'PROFILE_BOUND') throw new Error(`toolset bench is ${put.status.state}, not PROFILE_BOUND`);
     const bearer = await token('bench', 'runtime view');
     const view = await openView(viewHttp(plane), bearer, { appName: 'bench', sessionId: 'bench-call', tool: 'start-session' });
-    const rpc = viewRpc(plane);
+    const rpc = viewRpc(viewHttp(plane));
     const args = { text: 'hello from the View', count: 3 };
     const viaGateway = async () => resultOf(await rpc.call(view, 'echo', args));
 

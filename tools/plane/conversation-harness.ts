@@ -1,6 +1,7 @@
 import type { HostProfile, PendingMessage, PublicEvent, RunToolBatchResponse, ToolsetSpecInput } from '@apphost/contracts';
 import { dropSchemasWithPrefix, eventually, startFakeProviders, startPrivateNats, uniquePrefix, type PrivateNats } from '@apphost/testing';
 import { fixtureSpec, token } from './catalog-harness';
+import { resultOf, rpcErrorOf, text, viewRpc, type RpcOptions, type ViewRpc } from './view-rpc-harness';
 import { bootViewPlane, putProfile, putToolset, sessionWithUiCall, uiCall, viewHttp, viewProfile, type HttpReply, type ViewPlane } from './views-harness';
 
 /*
@@ -144,55 +145,8 @@ export async function teardown(http: Http, view: LiveView): Promise<void> {
   if (res.status !== 204) throw new Error(`teardown: ${res.status} ${res.text}`);
 }
 
-export interface RpcOptions {
-  id?: string | number;
-  /** `X-AppHost-User-Attested` (the host page relays `message` after asking the user). */
-  attested?: string;
-  /** The request's deadline (`x-apphost-timeout-ms`). */
-  timeoutMs?: number;
-}
-
-/** A text content block. */
-export const text = (value: string) => ({ type: 'text' as const, text: value });
-
-/** The View side: JSON-RPC over `POST /v1/views/{viewId}/rpc`, as the host page relays a View's messages. */
-export function viewRpc(http: Http) {
-  let next = 0;
-  const request = (view: LiveView, method: string, params: Record<string, unknown>, options: RpcOptions = {}) =>
-    http('POST', `/v1/views/${view.viewId}/rpc`, {
-      bearer: view.bearer,
-      headers: {
-        'x-apphost-view-grant': view.grant,
-        ...(options.attested ? { 'x-apphost-user-attested': options.attested } : {}),
-        ...(options.timeoutMs ? { 'x-apphost-timeout-ms': String(options.timeoutMs) } : {}),
-      },
-      body: { jsonrpc: '2.0', id: options.id ?? `conv-${++next}`, method, params },
-    });
-  return {
-    request,
-    call: (view: LiveView, name: string, args: Record<string, unknown> = {}, options: RpcOptions = {}) =>
-      request(view, 'tools/call', { name, arguments: args }, options),
-    /** `ui/update-model-context` (an empty `params` clears the View's register). */
-    updateContext: (view: LiveView, params: { content?: unknown[]; structuredContent?: Record<string, unknown> }, options: RpcOptions = {}) =>
-      request(view, 'ui/update-model-context', params, options),
-    /** `ui/message` with one text block (role `user`). */
-    sendMessage: (view: LiveView, message: string, options: RpcOptions = {}) =>
-      request(view, 'ui/message', { role: 'user', content: [text(message)] }, options),
-  };
-}
-export type ViewRpc = ReturnType<typeof viewRpc>;
-
-/** The `result` of a successful JSON-RPC reply (fails the test with the reply otherwise). */
-export function resultOf(reply: HttpReply): Record<string, any> {
-  if (reply.status !== 200 || !reply.body.result) throw new Error(`expected a JSON-RPC result, got ${reply.status} ${reply.text.slice(0, 500)}`);
-  return reply.body.result as Record<string, any>;
-}
-
-/** The `error` of a JSON-RPC error reply (fails the test with the reply otherwise). */
-export function rpcErrorOf(reply: HttpReply): { code: number; message: string; data: { code: string; reason: string | null } & Record<string, any> } {
-  if (reply.status !== 200 || !reply.body.error) throw new Error(`expected a JSON-RPC error, got ${reply.status} ${reply.text.slice(0, 500)}`);
-  return reply.body.error;
-}
+// The View side (JSON-RPC over `POST /v1/views/{viewId}/rpc`) is the View RPC suites' own.
+export { resultOf, rpcErrorOf, text, viewRpc, type RpcOptions, type ViewRpc };
 
 /** `structuredContent` of a successful `tools/call` that is not an `isError` result. */
 export function structuredOf(reply: HttpReply): Record<string, any> {

@@ -74,7 +74,8 @@ export async function startRpcPlane(setup: {
     throw error;
   }
   const bearer = (sub: string, options: { admin?: boolean } = {}) => token(sub, options.admin ? 'runtime admin view' : 'runtime view');
-  return { prefix, nats, plane, http: viewHttp(plane), rpc: viewRpc(plane), bearer, stop };
+  const http = viewHttp(plane);
+  return { prefix, nats, plane, http, rpc: viewRpc(http), bearer, stop };
 }
 
 /**
@@ -129,35 +130,54 @@ export interface RpcOptions {
   grant?: string;
   bearer?: string;
   origin?: string | null;
+  /** `X-AppHost-User-Attested` (the host page relays `message` after asking the user). */
+  attested?: string;
+  /** The request's deadline (`x-apphost-timeout-ms`). */
+  timeoutMs?: number;
 }
 
+/** What a View RPC needs of a live View: its id, its grant and the bearer that opened it. */
+export type RpcView = Pick<LiveView, 'viewId' | 'grant' | 'bearer'>;
+
+/** A text content block. */
+export const text = (value: string) => ({ type: 'text' as const, text: value });
+
 /** JSON-RPC over `POST /v1/views/{viewId}/rpc`, as the host page relays a View's messages. */
-export function viewRpc(plane: Pick<ViewPlane, 'base'>) {
-  const http = viewHttp(plane);
+export function viewRpc(http: ReturnType<typeof viewHttp>) {
   let next = 0;
-  const send = (view: LiveView, message: unknown, options: RpcOptions = {}): Promise<HttpReply> =>
+  const send = (view: RpcView, message: unknown, options: RpcOptions = {}): Promise<HttpReply> =>
     http('POST', `/v1/views/${view.viewId}/rpc`, {
       bearer: options.bearer ?? view.bearer,
       origin: options.origin,
-      headers: { 'x-apphost-view-grant': options.grant ?? view.grant },
+      headers: {
+        'x-apphost-view-grant': options.grant ?? view.grant,
+        ...(options.attested ? { 'x-apphost-user-attested': options.attested } : {}),
+        ...(options.timeoutMs ? { 'x-apphost-timeout-ms': String(options.timeoutMs) } : {}),
+      },
       body: message,
     });
-  const request = (view: LiveView, method: string, params: Record<string, unknown>, options: RpcOptions = {}) => {
+  const request = (view: RpcView, method: string, params: Record<string, unknown>, options: RpcOptions = {}) => {
     const meta = options.key === undefined ? {} : { _meta: { [IDEMPOTENCY_META_KEY]: options.key } };
     return send(view, { jsonrpc: '2.0', id: options.id ?? `rpc-${++next}`, method, params: { ...params, ...meta } }, options);
   };
   return {
     send,
     request,
-    call: (view: LiveView, name: string, args: Record<string, unknown> = {}, options: RpcOptions = {}) =>
+    call: (view: RpcView, name: string, args: Record<string, unknown> = {}, options: RpcOptions = {}) =>
       request(view, 'tools/call', { name, arguments: args }, options),
-    read: (view: LiveView, uri: string, options: RpcOptions = {}) => request(view, 'resources/read', { uri }, options),
-    notify: (view: LiveView, method: string, params: Record<string, unknown> = {}, options: RpcOptions = {}) =>
+    read: (view: RpcView, uri: string, options: RpcOptions = {}) => request(view, 'resources/read', { uri }, options),
+    notify: (view: RpcView, method: string, params: Record<string, unknown> = {}, options: RpcOptions = {}) =>
       send(view, { jsonrpc: '2.0', method, params }, options),
-    cancel: (view: LiveView, requestId: string | number) =>
+    cancel: (view: RpcView, requestId: string | number) =>
       send(view, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId, reason: 'user' } }),
+    /** `ui/update-model-context` (an empty `params` clears the View's register). */
+    updateContext: (view: RpcView, params: { content?: unknown[]; structuredContent?: Record<string, unknown> }, options: RpcOptions = {}) =>
+      request(view, 'ui/update-model-context', params, options),
+    /** `ui/message` with one text block (role `user`). */
+    sendMessage: (view: RpcView, message: string, options: RpcOptions = {}) => request(view, 'ui/message', { role: 'user', content: [text(message)] }, options),
   };
 }
+export type ViewRpc = ReturnType<typeof viewRpc>;
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON-RPC replies are read field by field */
 /** The `result` of a successful JSON-RPC reply (fails the test with the reply otherwise). */
