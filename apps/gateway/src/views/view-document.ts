@@ -1,8 +1,6 @@
 import type { BusClient } from '@apphost/bus';
 import { AppHostError, GovernedCloseView, type OpenViewAnswer, type OpenViewResponse, type ViewCaller } from '@apphost/contracts';
-
-/** Strict: the owner held the UTF-8 bytes of a well-formed text, so anything else is corruption. A BOM is content. */
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+import { appDocumentHtmlOf } from '@apphost/policy';
 
 /**
  * The View as the host page gets it. A large document governed-operations answered by reference (its UTF-8 bytes,
@@ -16,13 +14,14 @@ export async function inlineDocument(bus: BusClient, answer: OpenViewAnswer, cal
   const { document } = answer;
   if (!('htmlReference' in document)) return { ...answer, document };
   const { htmlReference, ...rest } = document;
-  let html: string;
+  let html: string | null;
   try {
-    html = utf8.decode(await bus.fetchReference(htmlReference, { timeoutMs: 'until-deadline' }));
+    // The owner held the UTF-8 bytes of a well-formed text: bytes that are not UTF-8 are corruption.
+    html = appDocumentHtmlOf(await bus.fetchReference(htmlReference, { timeoutMs: 'until-deadline' }));
+    if (html === null) throw new AppHostError('DATA_LOSS', `the document of View ${answer.viewId} arrived as bytes that are not UTF-8`);
   } catch (error) {
     await bus.request(GovernedCloseView, { caller, viewId: answer.viewId }).catch(() => undefined);
-    if (error instanceof AppHostError) throw error;
-    throw new AppHostError('DATA_LOSS', `the document of View ${answer.viewId} arrived as bytes that are not UTF-8`);
+    throw error;
   }
   return { ...answer, document: { ...rest, html } };
 }

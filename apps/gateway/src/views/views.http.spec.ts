@@ -102,9 +102,9 @@ beforeAll(async () => {
   governed.register(GovernedOpenView, (r, context) => {
     seen.push({ op: 'open', payload: r });
     if (r.functionCallId === 'legacy') return placeholder(VIEW);
-    if (r.functionCallId !== 'by-reference' && r.functionCallId !== 'reference-gone') return live(VIEW);
+    if (!['by-reference', 'reference-gone', 'not-utf8'].includes(r.functionCallId)) return live(VIEW);
     // A large document stays with its holder (here the stand-in itself): the gateway fetches it.
-    const held = context.hold('document', Buffer.from(LARGE_HTML, 'utf8'));
+    const held = context.hold('document', r.functionCallId === 'not-utf8' ? Buffer.from([0x3c, 0xff, 0xfe, 0x3e]) : Buffer.from(LARGE_HTML, 'utf8'));
     const htmlReference = r.functionCallId === 'by-reference' ? held : { ...held, transferId: '3b241101-e2bb-4255-8caf-4136c566a962' };
     const { document, ...view } = live(VIEW) as LiveView;
     return { ...view, document: { resourceUri: document.resourceUri, meta: document.meta, htmlReference } };
@@ -239,6 +239,13 @@ describe('gateway View routes', () => {
     expect(res.text).not.toContain(GRANT);
     expect(seen.map((s) => s.op)).toEqual(['open', 'close']);
     expect(seen[1].payload).toEqual({ caller: { principal: { tenant: 'acme', subject: 'alice', scopes: ['view'] }, userId: 'alice' }, viewId: VIEW });
+  });
+
+  it('POST /v1/views refuses held bytes that are not UTF-8 as DATA_LOSS, closing the View', async () => {
+    const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId: 'not-utf8' } });
+    expect(res.status).toBe(500);
+    expect(res.body.error).toMatchObject({ code: 'DATA_LOSS' });
+    expect(seen.map((s) => s.op)).toEqual(['open', 'close']);
   });
 
   it('POST /v1/views answers a placeholder 200', async () => {

@@ -6,7 +6,7 @@ import { RequestContexts } from './request-context';
 import { endSpan, formatTraceparent, HEADER_TRACEPARENT, startSpan } from './tracing';
 import { DEFAULT_MAX_PAYLOAD_BYTES } from './limits';
 import { NO_BUS_METRICS, type BusMetrics } from './metrics';
-import { fetchHeld, fetchTransfer } from './transfer/transfer-fetch';
+import { fetchHeld, parseEnvelope } from './transfer/transfer-fetch';
 import { HEADER_REPLY_KIND, REPLY_KIND_TRANSFER } from './transfer/transfer-protocol';
 import { TransportError, type BusTransport, type TransportFailure, type TransportReply } from './transports/transport';
 
@@ -136,21 +136,22 @@ export class BusClient {
     }
   }
 
+  /** `envelope`: a parked reply's, as it arrived (checked here), or a byte reference a contract validated. */
   private async fetchWhole(
     envelope: Uint8Array | ByteReference,
     label: string,
     request: { subject: string; correlationId: string; deadlineAt: number; headers: Record<string, string> },
   ): Promise<Uint8Array> {
     try {
-      const options = {
+      const service = serviceOf(request.subject);
+      const reference = envelope instanceof Uint8Array ? parseEnvelope(envelope, { service, correlationId: request.correlationId }) : envelope;
+      const bytes = await fetchHeld(reference, {
         transport: this.options.transport,
-        service: serviceOf(request.subject),
+        service,
         correlationId: request.correlationId,
         deadlineAt: request.deadlineAt,
         headers: request.headers,
-      };
-      // A parked reply arrives as its encoded envelope; a byte reference was validated by the contract it came in.
-      const bytes = envelope instanceof Uint8Array ? await fetchTransfer(envelope, options) : await fetchHeld(envelope, options);
+      });
       this.metrics.observeTransfer?.(label, 'fetched', 'OK', bytes.byteLength);
       return bytes;
     } catch (error) {

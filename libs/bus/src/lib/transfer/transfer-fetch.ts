@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { AppHostError } from '@apphost/contracts';
+import { AppHostError, byteReferenceSchema, type ByteReference } from '@apphost/contracts';
 import { decodeJson, encodeJson, replySchema } from '../codec';
 import { TransportError, type BusTransport } from '../transports/transport';
-import { chunkCount, chunkLength, HEADER_REPLY_KIND, REPLY_KIND_CHUNK, transferEnvelopeSchema, type TransferEnvelope } from './transfer-protocol';
+import { chunkCount, chunkLength, HEADER_REPLY_KIND, REPLY_KIND_CHUNK } from './transfer-protocol';
 
 /**
  * Chunk requests in flight at once per transfer: a few overlap the round trips. Measured for 4.3 MB over local NATS
@@ -22,17 +22,12 @@ export interface TransferFetchOptions {
 }
 
 /**
- * Reads a parked reply whole, given its transfer envelope. The operation has run by now, so a failure here never
+ * Reads held bytes whole by their envelope: a parked reply's, or a byte reference a handler handed on. The operation has run by now, so a failure here never
  * claims it did not: a deadline that expires is OUTCOME_UNKNOWN, as for any reply that did not arrive in time; a
  * server gone (or the transfer gone from it) is DATA_LOSS, as are bytes that do not match the envelope's length and
  * digest. Neither is retryable blindly: retry only with the same operation key.
  */
-export function fetchTransfer(envelopeBytes: Uint8Array, options: TransferFetchOptions): Promise<Uint8Array> {
-  return fetchHeld(parseEnvelope(envelopeBytes, options), options);
-}
-
-/** Reads held bytes whole by their (validated) envelope: a parked reply's, or a byte reference a handler handed on. */
-export async function fetchHeld(envelope: TransferEnvelope, options: TransferFetchOptions): Promise<Uint8Array> {
+export async function fetchHeld(envelope: ByteReference, options: TransferFetchOptions): Promise<Uint8Array> {
   const total = chunkCount(envelope.totalBytes, envelope.chunkBytes);
   const bytes = new Uint8Array(envelope.totalBytes);
   let next = 0;
@@ -53,14 +48,15 @@ export async function fetchHeld(envelope: TransferEnvelope, options: TransferFet
   return bytes;
 }
 
-function parseEnvelope(bytes: Uint8Array, options: TransferFetchOptions): TransferEnvelope {
+/** The envelope a parked reply answers with, checked: INTERNAL when it is not one. */
+export function parseEnvelope(bytes: Uint8Array, options: Pick<TransferFetchOptions, 'service' | 'correlationId'>): ByteReference {
   let raw: unknown;
   try {
     raw = decodeJson(bytes);
   } catch {
     raw = undefined;
   }
-  const parsed = transferEnvelopeSchema.safeParse(raw);
+  const parsed = byteReferenceSchema.safeParse(raw);
   if (!parsed.success) {
     throw new AppHostError('INTERNAL', `malformed reply from ${options.service}`, {
       details: { service: options.service, correlationId: options.correlationId },
@@ -69,7 +65,7 @@ function parseEnvelope(bytes: Uint8Array, options: TransferFetchOptions): Transf
   return parsed.data;
 }
 
-async function readChunk(envelope: TransferEnvelope, index: number, options: TransferFetchOptions): Promise<Uint8Array> {
+async function readChunk(envelope: ByteReference, index: number, options: TransferFetchOptions): Promise<Uint8Array> {
   const timeoutMs = options.deadlineAt - Date.now();
   if (timeoutMs <= 0) throw late(envelope, options);
   let reply;
@@ -94,7 +90,7 @@ function refusalCode(data: Uint8Array): string {
   }
 }
 
-function late(envelope: TransferEnvelope, options: TransferFetchOptions): AppHostError {
+function late(envelope: ByteReference, options: TransferFetchOptions): AppHostError {
   return new AppHostError(
     'OUTCOME_UNKNOWN',
     `${options.service} ran the request, but its reply of ${envelope.totalBytes} bytes did not arrive in time (retry only with the same operation key)`,
@@ -102,7 +98,7 @@ function late(envelope: TransferEnvelope, options: TransferFetchOptions): AppHos
   );
 }
 
-function lost(envelope: TransferEnvelope, options: TransferFetchOptions, cause: string, refusedWith?: string): AppHostError {
+function lost(envelope: ByteReference, options: TransferFetchOptions, cause: string, refusedWith?: string): AppHostError {
   return new AppHostError(
     'DATA_LOSS',
     `${options.service} ran the request, but its reply of ${envelope.totalBytes} bytes was lost in transfer (retry only with the same operation key)`,
@@ -119,7 +115,7 @@ function lost(envelope: TransferEnvelope, options: TransferFetchOptions, cause: 
   );
 }
 
-function corrupt(envelope: TransferEnvelope, options: TransferFetchOptions, what: string): AppHostError {
+function corrupt(envelope: ByteReference, options: TransferFetchOptions, what: string): AppHostError {
   return new AppHostError('DATA_LOSS', `the reply of ${envelope.totalBytes} bytes from ${options.service} arrived corrupt: ${what}`, {
     details: { service: options.service, transport: 'transfer-corrupt', correlationId: options.correlationId, transferBytes: envelope.totalBytes },
   });

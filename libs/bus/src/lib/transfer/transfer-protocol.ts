@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { byteReferenceSchema, type ByteReference } from '@apphost/contracts';
+import type { ByteReference } from '@apphost/contracts';
 
 /**
  * The wire protocol of a chunked reply. A reply too large for one message is parked by the server that produced
@@ -19,10 +19,6 @@ export function transferSubject(service: string, instanceId: string, life: strin
   return `apphost.${service}.transfer.${instanceId}.${life}.read-chunk.v1`;
 }
 
-/** A parked reply's envelope is a byte reference: the same shape, the same checks (`@apphost/contracts`). */
-export const transferEnvelopeSchema = byteReferenceSchema;
-export type TransferEnvelope = ByteReference;
-
 export const readChunkRequestSchema = z.object({ transferId: z.string().uuid(), index: z.number().int().min(0) }).strict();
 export type ReadChunkRequest = z.infer<typeof readChunkRequestSchema>;
 
@@ -31,6 +27,6 @@ export function chunkCount(totalBytes: number, chunkBytes: number): number {
 }
 
 /** Length of chunk `index`: every chunk is full but the last. */
-export function chunkLength(envelope: Pick<TransferEnvelope, 'totalBytes' | 'chunkBytes'>, index: number): number {
+export function chunkLength(envelope: Pick<ByteReference, 'totalBytes' | 'chunkBytes'>, index: number): number {
   return Math.min(envelope.chunkBytes, envelope.totalBytes - index * envelope.chunkBytes);
 }

@@ -1,11 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { AppHostError, type ErrorCode } from '@apphost/contracts';
+import { AppHostError, type ByteReference, type ErrorCode } from '@apphost/contracts';
 import { decodeJson, encodeJson, errorReply } from '../codec';
 import type { TransferLimits } from '../limits';
 import type { BusMetrics } from '../metrics';
 import type { BusTransport, IncomingMessage, TransportReply, TransportSubscription } from '../transports/transport';
 import { ParkedReplies, type ParkedEnd } from './parked-replies';
-import { HEADER_REPLY_KIND, readChunkRequestSchema, REPLY_KIND_CHUNK, REPLY_KIND_TRANSFER, transferSubject, type TransferEnvelope } from './transfer-protocol';
+import { HEADER_REPLY_KIND, readChunkRequestSchema, REPLY_KIND_CHUNK, REPLY_KIND_TRANSFER, transferSubject } from './transfer-protocol';
 
 export interface TransferServerOptions {
   transport: BusTransport;
@@ -59,7 +59,7 @@ export class TransferServer {
    * Parks `bytes` and returns the envelope to fetch them by. Throws the typed refusal when they cannot be held:
    * PAYLOAD_TOO_LARGE (over the whole cap), RESOURCE_EXHAUSTED (no room now). `deadline`: past it nobody will read them.
    */
-  hold(label: string, bytes: Uint8Array, deadline: number | undefined): TransferEnvelope {
+  hold(label: string, bytes: Uint8Array, deadline: number | undefined): ByteReference {
     const result = this.parked.park(label, bytes, deadline);
     if (result.parked) {
       return { transferId: result.transferId, totalBytes: result.totalBytes, chunkBytes: result.chunkBytes, sha256: result.sha256, subject: this.subject };

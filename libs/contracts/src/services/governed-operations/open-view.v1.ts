@@ -4,6 +4,14 @@ import { sessionKeySchema } from '../../lib/values';
 import { hostContextInputSchema, openViewAnswerSchema, viewCallerSchema } from './view-values';
 
 /**
+ * A View document of at least this many UTF-8 bytes stays with its connection owner and reaches the caller by
+ * reference: catalog-policy and governed-operations never carry it (each hop costs an encode, a decode and a copy of
+ * the whole: about 2 ms for 218 KB and 35 ms for 4.3 MB on the 2-core bench machine). Below it, the extra fetch round
+ * trip costs more than carrying the document.
+ */
+export const VIEW_DOCUMENT_REFERENCE_FROM_BYTES = 64 * 1024;
+
+/**
  * `apphost.governed-operations.open-view.v1`: the render bootstrap of one widget, in the RFC's order, every failure
  * revoking what was reserved so far: (1) authorize the caller, the session (ACTIVE; its incarnation binds the rest)
  * and the widget (`lifecycle-store.get-event.v1`); (2) reserve a View reference on the recorded producing
@@ -15,14 +23,6 @@ import { hostContextInputSchema, openViewAnswerSchema, viewCallerSchema } from '
  * A legacy widget, a missing or corrupt sealed record, a gone or unrecorded generation, or a revoked toolset answer
  * the read-only placeholder instead. A widget the caller may not see is NOT_FOUND.
  */
-/**
- * A View document of at least this many UTF-8 bytes stays with its connection owner and reaches the caller by
- * reference: catalog-policy and governed-operations never carry it (each hop costs an encode, a decode and a copy of
- * the whole: about 2 ms for 218 KB and 35 ms for 4.3 MB on the 2-core bench machine). Below it, the extra fetch round
- * trip costs more than carrying the document.
- */
-export const VIEW_DOCUMENT_REFERENCE_FROM_BYTES = 64 * 1024;
-
 export const GovernedOpenView = defineContract({
   service: 'governed-operations',
   operation: 'open-view',

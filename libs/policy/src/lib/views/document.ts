@@ -86,10 +86,22 @@ function documentText(item: Record<string, unknown>, resourceUri: string, maxByt
     throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has no text and no valid base64 blob`, { resourceUri });
   // The decoded size is known from the length: refuse an oversized blob before decoding it.
   checkSize((blob.length / 4) * 3 - (blob.endsWith('==') ? 2 : blob.endsWith('=') ? 1 : 0), resourceUri, maxBytes);
+  const html = appDocumentHtmlOf(Buffer.from(blob, 'base64'));
+  if (html === null) throw documentError('DOCUMENT_ENCODING_INVALID', `the blob of ${resourceUri} is not UTF-8`, { resourceUri });
+  return html;
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * A document's bytes (a decoded `blob`, or the bytes a `textReference` holds) as its HTML: strict UTF-8, a byte-order
+ * mark kept (it is content); null when the bytes are not UTF-8.
+ */
+export function appDocumentHtmlOf(bytes: Uint8Array): string | null {
   try {
-    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(Buffer.from(blob, 'base64'));
+    return strictUtf8.decode(bytes);
   } catch {
-    throw documentError('DOCUMENT_ENCODING_INVALID', `the blob of ${resourceUri} is not UTF-8`, { resourceUri });
+    return null;
   }
 }
 
