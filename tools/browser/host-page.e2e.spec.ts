@@ -114,6 +114,24 @@ describe('reference host page in Chromium', () => {
     }
   });
 
+  it('serves its files with a fixed ETag for no-cache revalidation (304 on a match); API answers carry none', async () => {
+    for (const file of ['/host/', '/host/app.js']) {
+      const first = await fetch(`${plane.base}${file}`);
+      const etag = first.headers.get('etag');
+      expect(first.status).toBe(200);
+      expect(first.headers.get('cache-control')).toBe('no-cache');
+      expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+      expect((await fetch(`${plane.base}${file}`)).headers.get('etag')).toBe(etag);
+      // As a browser revalidates (fetch would add `Cache-Control: no-cache` to a conditional request, which forces a 200).
+      const again = await fetch(`${plane.base}${file}`, { headers: { 'If-None-Match': etag as string, 'Cache-Control': 'max-age=0' } });
+      expect(again.status).toBe(304);
+      expect(await again.text()).toBe('');
+    }
+    const api = await fetch(`${plane.base}/v1/toolsets/vanilla`, { headers: { Authorization: `Bearer ${plane.token}` } });
+    expect(api.status).toBe(200);
+    expect(api.headers.get('etag')).toBeNull();
+  });
+
   it('signs in from the banner link: the token moves to session storage and leaves the URL; no cookie', async () => {
     expect(plane.hostLink).toMatch(/\/host\/#token=/);
     await page.goto(plane.hostLink);

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { Public } from '../auth';
 import { HOST_PAGE, type HostPage, type HostPageConfig } from './host-page';
@@ -16,17 +17,22 @@ interface FileResponse {
 @Controller('host')
 @Public()
 export class HostPageController {
-  constructor(@Inject(HOST_PAGE) private readonly page: HostPage) {}
+  /** The files never change while the process runs: each one's ETag is computed once, for `no-cache` revalidation. */
+  private readonly etags: { indexHtml: string; appJs: string };
+
+  constructor(@Inject(HOST_PAGE) private readonly page: HostPage) {
+    this.etags = { indexHtml: etagOf(page.assets.indexHtml), appJs: etagOf(page.assets.appJs) };
+  }
 
   @Get()
   index(@Res() res: FileResponse): void {
-    res.set({ ...this.headers('text/html; charset=utf-8'), 'Content-Security-Policy': this.pageCsp() });
+    res.set({ ...this.headers('text/html; charset=utf-8'), ETag: this.etags.indexHtml, 'Content-Security-Policy': this.pageCsp() });
     res.send(this.page.assets.indexHtml);
   }
 
   @Get('app.js')
   script(@Res() res: FileResponse): void {
-    res.set(this.headers('text/javascript; charset=utf-8'));
+    res.set({ ...this.headers('text/javascript; charset=utf-8'), ETag: this.etags.appJs });
     res.send(this.page.assets.appJs);
   }
 
@@ -52,4 +58,9 @@ export class HostPageController {
       "frame-ancestors 'none'",
     ].join('; ');
   }
+}
+
+/** A strong ETag of a file's content (express answers 304 to a matching `If-None-Match`). */
+function etagOf(content: string): string {
+  return `"${createHash('sha256').update(content).digest('base64url').slice(0, 27)}"`;
 }

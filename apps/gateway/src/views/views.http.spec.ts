@@ -209,6 +209,7 @@ describe('gateway View routes', () => {
     const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, hostContext: { theme: 'dark', locale: 'en-GB' } } });
     expect(res.status).toBe(201);
     expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('etag')).toBeNull(); // never hashed for an ETag: it holds a grant and the whole document
     expect(res.body).toMatchObject({ mode: 'live', viewId: VIEW, grant: GRANT });
     expect(seen).toEqual([
       {

@@ -72,6 +72,9 @@ export async function startService<C extends object>(definition: ServiceDefiniti
     let app: INestApplicationContext;
     if (options.http) {
       const httpApp = await NestFactory.create(root, { logger: nestLogger, abortOnError: false });
+      // Express would hash every answer it sends for an ETag (SHA-1 of a View's whole document, of every batch answer);
+      // the answers are per-caller and uncacheable, and constant files set their own ETag.
+      (httpApp.getHttpAdapter().getInstance() as { disable(setting: string): void }).disable('etag');
       httpApp.use(correlationMiddleware(), httpMetricsMiddleware(context.metrics));
       definition.configureHttp?.(httpApp, context);
       await httpApp.listen(config.HTTP_PORT, config.HTTP_HOST);
