@@ -1,5 +1,6 @@
 import { Module, type DynamicModule, type INestApplicationContext, type Type } from '@nestjs/common';
 import { APP_INTERCEPTOR, NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
 import { BusClient, BusModule, type BusTransport } from '@apphost/bus';
 import type { ServiceName } from '@apphost/contracts';
 import { connectionFailureOf } from '@apphost/persistence';
@@ -71,10 +72,10 @@ export async function startService<C extends object>(definition: ServiceDefiniti
     let url: string | undefined;
     let app: INestApplicationContext;
     if (options.http) {
-      const httpApp = await NestFactory.create(root, { logger: nestLogger, abortOnError: false });
+      const httpApp = await NestFactory.create<NestExpressApplication>(root, { logger: nestLogger, abortOnError: false });
       // Express would hash every answer it sends for an ETag (SHA-1 of a View's whole document, of every batch answer);
       // the answers are per-caller and uncacheable, and constant files set their own ETag.
-      (httpApp.getHttpAdapter().getInstance() as { disable(setting: string): void }).disable('etag');
+      httpApp.disable('etag');
       httpApp.use(correlationMiddleware(), httpMetricsMiddleware(context.metrics));
       definition.configureHttp?.(httpApp, context);
       await httpApp.listen(config.HTTP_PORT, config.HTTP_HOST);
