@@ -1,18 +1,20 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
-import { byteReferenceSchema, CatalogReadResource, RegistryAcquireGeneration, VIEW_DOCUMENT_REFERENCE_FROM_BYTES, type HostProfile } from '@apphost/contracts';
 import {
-  dropSchemasWithPrefix,
-  publishedBasicVanillaJs,
-  publishedPdf,
-  startFakeProviders,
-  startPrivateNats,
-  uniquePrefix,
-  type PublishedServer,
-} from '@apphost/testing';
+  byteReferenceSchema,
+  CatalogReadResource,
+  RegistryAcquireGeneration,
+  RegistryPutProfile,
+  RegistryPutToolset,
+  VIEW_DOCUMENT_REFERENCE_FROM_BYTES,
+  type HostProfile,
+} from '@apphost/contracts';
+import { publishedBasicVanillaJs, publishedPdf, type PublishedServer } from '@apphost/testing';
 import { token } from '../plane/catalog-harness';
-import { bootViewPlane, putProfile, putToolset, sessionWithUiCall, viewHttp, viewProfile, type ViewPlane } from '../plane/views-harness';
+import { sessionWithUiCall, VIEW_ORIGIN, viewHttp, viewProfile } from '../plane/views-harness';
+import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { startStageTrace } from './stage-trace';
 
 /**
  * The View bootstrap benchmark (`npm run bench:view-bootstrap`): `POST /v1/views` through the gateway (caller,
@@ -22,7 +24,8 @@ import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './h
  * at 1 and 16 in flight, for the ~218 KB basic-vanillajs View and the ~4.3 MB PDF View. The floor the design imposes
  * is measured too: the one policed read over the bus (`catalog-policy.read-resource.v1` on the producing generation)
  * and, for a document held by reference, its one fetch from the owner, which no bootstrap can skip. JSON lines on stdout; progress on stderr. Views opened in a
- * round are closed after it (untimed).
+ * round are closed after it (untimed). It runs on the plane as `npm start` runs it and as `npm run start:services`
+ * runs it (`BENCH_MODE`), with a bus stage trace per level.
  *
  * Run: node -r ./tools/register.cjs tools/bench/view-bootstrap.bench.ts
  */
@@ -32,6 +35,8 @@ const WARMUP = positiveIntEnv('BENCH_WARMUP', 5);
 /** `BENCH_DOCUMENTS=basic-vanillajs` (or `pdf`): only those documents (default: both). */
 const DOCUMENTS = process.env['BENCH_DOCUMENTS'] ? process.env['BENCH_DOCUMENTS'].split(',') : null;
 const MIB = 1024 * 1024;
+/** The Views issue's target, for the small View at 1 in flight. */
+const TARGET_ADDED_P50_MS = 10;
 
 interface Document {
   name: 'basic-vanillajs' | 'pdf';
@@ -40,21 +45,20 @@ interface Document {
   total: number;
 }
 
-async function main(): Promise<void> {
-  const nats = await startPrivateNats();
-  const prefix = uniquePrefix();
-  const providers = await startFakeProviders(nats.url, ['export-audit']);
+async function runMode(mode: BenchMode): Promise<void> {
+  // Sixteen 4.3 MB reads queue on one stdio connection: give them more than the test profile's 20 s.
+  const plane = await startBenchPlane(mode, {
+    CATALOG_APP_TOOLSETS: JSON.stringify({ vanilla: [{ toolsetId: 'vanilla' }], pdf: [{ toolsetId: 'pdf' }] }),
+    AUTH_ORIGIN_ALLOWLIST: VIEW_ORIGIN,
+    GOVERNED_VIEW_READ_TIMEOUT_MS: '120000',
+  });
   const clients: Client[] = [];
-  let plane: ViewPlane | undefined;
   try {
-    // Sixteen 4.3 MB reads queue on one stdio connection: give them more than the test profile's 20 s.
-    plane = await bootViewPlane(nats.url, prefix, { vanilla: ['vanilla'], pdf: ['pdf'] }, { governed: { GOVERNED_VIEW_READ_TIMEOUT_MS: '120000' } });
-    const ready = plane;
-    const http = viewHttp(ready);
+    const http = viewHttp(plane);
     const bearer = await token('bench', 'runtime view');
     const base = viewProfile();
     const benchProfile: HostProfile = { ...base, limits: { ...base.limits, readTimeoutMs: 120_000 } };
-    await putProfile(ready, 'p1', benchProfile);
+    await plane.client.request(RegistryPutProfile, { profileId: 'p1', profile: benchProfile });
     const documents = (
       [
         { name: 'basic-vanillajs', appName: 'vanilla', server: publishedBasicVanillaJs(), total: TOTAL_SMALL },
@@ -62,7 +66,8 @@ async function main(): Promise<void> {
       ] as Document[]
     ).filter((doc) => DOCUMENTS === null || DOCUMENTS.includes(doc.name));
     for (const doc of documents) {
-      const state = await putToolset(ready, doc.appName, { connection: doc.server.connection, profileId: 'p1' });
+      const spec = { connection: doc.server.connection, profileId: 'p1' };
+      const state = (await plane.client.request(RegistryPutToolset, { toolsetId: doc.appName, spec }, { timeoutMs: 60_000 })).status.state;
       if (state !== 'PROFILE_BOUND') throw new Error(`toolset ${doc.appName} is ${state}`);
     }
 
@@ -94,7 +99,7 @@ async function main(): Promise<void> {
       const directRead = () => direct.readResource({ uri: doc.server.resourceUri });
 
       // The floor: the one policed read on the session's app-safe generation (the one the widget's call ran on).
-      const handle = await ready.registry.client.request(
+      const handle = await plane.client.request(
         RegistryAcquireGeneration,
         {
           toolsetId: doc.appName,
@@ -116,7 +121,7 @@ async function main(): Promise<void> {
       // As a bootstrap reads it: a document of VIEW_DOCUMENT_REFERENCE_FROM_BYTES or more stays with the owner and
       // is fetched from it once, by whoever renders it (the gateway).
       const floorRead = async () => {
-        const read = await ready.catalog.client.request(
+        const read = await plane.client.request(
           CatalogReadResource,
           {
             generation,
@@ -128,7 +133,7 @@ async function main(): Promise<void> {
           { timeoutMs: 60_000 },
         );
         const reference = read.contents[0]?.['textReference'];
-        if (reference) await ready.catalog.client.fetchReference(byteReferenceSchema.parse(reference), { timeoutMs: 60_000 });
+        if (reference) await plane.client.fetchReference(byteReferenceSchema.parse(reference), { timeoutMs: 60_000 });
       };
 
       await runLoad(directRead, WARMUP, 1);
@@ -140,29 +145,33 @@ async function main(): Promise<void> {
         let cpu = process.cpuUsage();
         const floor = await runLoad(floorRead, doc.total, inflight);
         const floorCpu = cpuMsPerOp(cpu, doc.total);
+        const tracing = await startStageTrace(plane.sources);
         cpu = process.cpuUsage();
         const view = await runLoad(viaGateway, doc.total, inflight);
         const viewCpu = cpuMsPerOp(cpu, doc.total);
+        const stages = await tracing.trace(doc.total);
         await closeOpened();
         process.stderr.write(
-          `${doc.name} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${floor.p50_ms.toFixed(2)} ms, view ${view.p50_ms.toFixed(2)} ms\n`,
+          `${mode} ${doc.name} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${floor.p50_ms.toFixed(2)} ms, view ${view.p50_ms.toFixed(2)} ms\n`,
         );
         console.log(
           JSON.stringify({
-            ...line(doc, bytes, inflight, raw, floor, view),
+            ...line(mode, doc, bytes, inflight, raw, floor, view),
             floor_node_cpu_ms_per_op: round3(floorCpu),
             view_node_cpu_ms_per_op: round3(viewCpu),
           }),
         );
+        console.log(JSON.stringify({ bench: 'view-bootstrap', mode, document: doc.name, inflight, stage_trace: stages }));
       }
     }
   } finally {
     for (const client of clients) await client.close().catch(() => undefined);
-    await plane?.stop().catch(() => undefined);
-    await providers.stop().catch(() => undefined);
-    await nats.stop();
-    await dropSchemasWithPrefix(prefix);
+    await plane.stop().catch(() => undefined);
   }
+}
+
+async function main(): Promise<void> {
+  for (const mode of benchModes()) await runMode(mode);
 }
 
 /** CPU of this process (gateway and every service of the plane) per operation since `since`: comparable across runs. */
@@ -171,9 +180,18 @@ function cpuMsPerOp(since: NodeJS.CpuUsage, total: number): number {
   return (used.user + used.system) / 1000 / total;
 }
 
-function line(doc: Document, bytes: number, inflight: number, raw: Measurement, floor: Measurement, view: Measurement): Record<string, unknown> {
+function line(
+  mode: BenchMode,
+  doc: Document,
+  bytes: number,
+  inflight: number,
+  raw: Measurement,
+  floor: Measurement,
+  view: Measurement,
+): Record<string, unknown> {
   return {
     bench: 'view-bootstrap',
+    mode,
     document: doc.name,
     bytes,
     inflight,
@@ -192,6 +210,9 @@ function line(doc: Document, bytes: number, inflight: number, raw: Measurement, 
     throughput_ratio: round3(view.ops_s / raw.ops_s),
     floor_ratio: round3(floor.ops_s / raw.ops_s),
     view_vs_floor_ratio: round3(view.ops_s / floor.ops_s),
+    ...(doc.name === 'basic-vanillajs' && inflight === 1
+      ? { target_added_p50_ms: TARGET_ADDED_P50_MS, meets_target: view.p50_ms - raw.p50_ms <= TARGET_ADDED_P50_MS }
+      : {}),
   };
 }
 

@@ -26,6 +26,7 @@ export * from './services/lifecycle-store/open-batch.v1';
 export * from './services/lifecycle-store/which-references-are-appended.v1';
 export * from './services/lifecycle-store/principal-revocation.v1';
 export * from './services/lifecycle-store/get-session-standing.v1';
+export * from './services/lifecycle-store/get-widget-standing.v1';
 export * from './services/lifecycle-store/message-values';
 export * from './services/lifecycle-store/record-message.v1';
 export * from './services/lifecycle-store/decide-message.v1';

@@ -22,6 +22,7 @@ import {
   LifecycleGetPrincipalRevocation,
   LifecycleGetSession,
   LifecycleGetSessionStanding,
+  LifecycleGetWidgetStanding,
   LifecycleOpenBatch,
   RegistryGetProfile,
   RegistryGetToolset,
@@ -35,6 +36,7 @@ import {
   type HostProfile,
   type LedgerEventInput,
   type ParsedRequestOf,
+  type ResponseOf,
 } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
 import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
@@ -442,8 +444,7 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     return { revoked, since: revoked ? new Date().toISOString() : null };
   });
   // The ledger's `get-event`: the call's widget on an appended event of this session and incarnation.
-  fakes.register(LifecycleGetEvent, (r) => {
-    state.log.push('get-event');
+  const eventOf = (r: ParsedRequestOf<typeof LifecycleGetEvent>): ResponseOf<typeof LifecycleGetEvent> => {
     const index = r.eventId - 42;
     const event = state.appended[index];
     const scope = ledgerScopes[index];
@@ -462,6 +463,23 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
       widget,
       call: descriptor ? null : { name: (widget as { tool: string }).tool, args: (widget as { toolArgs: Record<string, unknown> }).toolArgs },
     };
+  };
+  fakes.register(LifecycleGetEvent, (r) => {
+    state.log.push('get-event');
+    return eventOf(r);
+  });
+  // `get-widget-standing`: the standing and, on an ACTIVE session, `get-event` on its incarnation, as the store gives them.
+  fakes.register(LifecycleGetWidgetStanding, (r) => {
+    state.log.push('get-session', 'get-event');
+    const session = state.sessionGone ? null : sessionOf(r.session);
+    const revoked = state.revokedPrincipals.has(`${r.principal.tenant}/${r.principal.subject}`);
+    if (!session) return { revoked, session, event: null };
+    try {
+      return { revoked, session, event: { located: eventOf({ ...r, incarnation: session.incarnation }) } };
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return { revoked, session, event: { missing: error.message } };
+      throw error;
+    }
   });
   fakes.register(RegistryGetProfile, (r) => {
     state.profileReads.push(r.profileId);

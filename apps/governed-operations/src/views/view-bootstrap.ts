@@ -93,14 +93,16 @@ export class ViewBootstrap {
     // (1) Who asks, for which session and widget.
     const { caller, session } = request;
     if (!callerMaySee(caller, session)) throw viewNotFound();
-    // Independent questions, asked together; answered in the RFC's order (a revoked principal wins over any session answer).
-    // Both in one lifecycle-store request, read now.
-    const { revoked, session: current } = await this.peers.standing(caller.principal, session);
+    // Independent questions, asked together in one lifecycle-store request and read now; answered in the RFC's order:
+    // a revoked principal wins over any session answer, the session over its event.
+    const standing = await this.peers.widgetStanding(caller.principal, session, { eventId: request.eventId, functionCallId: request.functionCallId });
+    const { revoked, session: current, event } = standing;
     if (revoked) throw new AppHostError('PERMISSION_DENIED', 'the principal was revoked', { details: GovernedReasons.details('PRINCIPAL_REVOKED') });
     if (!current) throw new AppHostError('NOT_FOUND', `session ${session.sessionId} of app ${session.appName} does not exist`);
-    if (current.state !== 'ACTIVE' || !incarnationAdmits(caller, current.incarnation)) throw viewNotFound();
+    if (current.state !== 'ACTIVE' || !incarnationAdmits(caller, current.incarnation) || !event) throw viewNotFound();
     const incarnation = current.incarnation;
-    const located = await this.peers.getEvent({ session, incarnation, eventId: request.eventId, functionCallId: request.functionCallId });
+    if ('missing' in event) throw new AppHostError('NOT_FOUND', event.missing);
+    const located = event.located;
     if (!located.widget) throw viewNotFound(); // an event-level reference renders nothing
     const viewId = newViewId();
     const base = { request, viewId, incarnation };

@@ -10,6 +10,7 @@ import {
   LifecycleGetEvent,
   LifecycleGetPrincipalRevocation,
   LifecycleGetSessionStanding,
+  LifecycleGetWidgetStanding,
   RegistryGetProfile,
   RegistryGetToolset,
   type HostProfile,
@@ -69,6 +70,18 @@ export class ViewCollaborators {
   /** The lifecycle-store's fence of the View's pending messages: none of them is accepted once it answered. */
   async endViewMessages(session: SessionKey, viewId: string, rejection: MessageRejection): Promise<number> {
     return (await this.bus.request(LifecycleEndViewMessages, { session, viewId, rejection }, { timeoutMs: MESSAGE_FENCE_TIMEOUT_MS })).rejected;
+  }
+
+  /**
+   * `standing` and, on an ACTIVE session, the widget's event on its current incarnation, in one request: a bootstrap's
+   * first step (the event's answer is judged only after the principal's and the session's).
+   */
+  widgetStanding(
+    principal: Pick<Principal, 'tenant' | 'subject'>,
+    session: SessionKey,
+    call: { eventId: number; functionCallId: string },
+  ): Promise<ResponseOf<typeof LifecycleGetWidgetStanding>> {
+    return this.bus.request(LifecycleGetWidgetStanding, { session, principal: { tenant: principal.tenant, subject: principal.subject }, ...call });
   }
 
   getEvent(request: RequestOf<typeof LifecycleGetEvent>): Promise<ResponseOf<typeof LifecycleGetEvent>> {

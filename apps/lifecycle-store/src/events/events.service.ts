@@ -102,6 +102,14 @@ export async function getEvent(
   const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
   if (!record || record.state === 'DELETED') throw notFound(req.session);
   admissible(record, req.incarnation);
+  return locateOnLedger(deps, req);
+}
+
+/** `get-event` once its session is known to be `ACTIVE(incarnation)`: the event and the call on that ledger, or NOT_FOUND. */
+export async function locateOnLedger(
+  deps: Pick<EventsDeps, 'ledger'>,
+  req: { session: SessionKey; incarnation: number; eventId: number; functionCallId: string },
+): Promise<GetEventResponse> {
   const stored = await deps.ledger.one(req.session, req.incarnation, req.eventId);
   if (!stored) throw new AppHostError('NOT_FOUND', `event ${req.eventId} does not exist`);
   const located = locateCall(stored.body as LedgerEventInput, req.functionCallId);

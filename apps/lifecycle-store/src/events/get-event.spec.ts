@@ -3,6 +3,10 @@ import {
   LifecycleCreateSession,
   LifecycleDeleteSession,
   LifecycleGetEvent,
+  LifecycleGetSession,
+  LifecycleGetSessionStanding,
+  LifecycleGetWidgetStanding,
+  LifecycleSetPrincipalRevocation,
   type LedgerEventInput,
   type SessionKey,
 } from '@apphost/contracts';
@@ -222,6 +226,55 @@ describeOnPostgres('lifecycle-store get-event', (target) => {
       await expect(get({ ...key, tenant: 'other-tenant' }, 'c1')).rejects.toMatchObject({ code: 'NOT_FOUND' });
       await expect(get(key, 'c1', { eventId: 2 })).rejects.toMatchObject({ code: 'NOT_FOUND' });
       await expect(get(key, 'c1')).resolves.toMatchObject({ sealedResultRef: { recordId: RECORD_A } });
+    });
+
+    it('get-widget-standing: the standing as get-session-standing answers it and the event as get-event answers it, on the current incarnation', async () => {
+      const principal = { tenant: 'acme', subject: 'widget-standing@example.test' };
+      const key = await active();
+      const widget = (functionCallId: string, eventId = 1) =>
+        h.client.request(LifecycleGetWidgetStanding, { principal: { ...principal, tenant: key.tenant }, session: key, eventId, functionCallId });
+      await append(key, { author: 'apphost', functionResponses: [response('c1', 'show_chart')], widgets: [descriptor('c1', RECORD_A)] });
+      const standing = await h.client.request(LifecycleGetSessionStanding, { principal: { ...principal, tenant: key.tenant }, session: key });
+      await expect(widget('c1')).resolves.toEqual({ ...standing, event: { located: await get(key, 'c1') } });
+      // NOT_FOUND of get-event is carried, not thrown: the principal's and the session's answers come first.
+      await expect(widget('c2')).resolves.toEqual({ ...standing, event: { missing: expect.stringContaining('function call c2') } });
+      await expect(widget('c1', 7)).resolves.toEqual({ ...standing, event: { missing: 'event 7 does not exist' } });
+      await h.client.request(LifecycleSetPrincipalRevocation, { principal: { ...principal, tenant: key.tenant }, revoked: true });
+      await expect(widget('c1')).resolves.toMatchObject({ revoked: true, event: { located: { sealedResultRef: { recordId: RECORD_A } } } });
+      await h.client.request(LifecycleSetPrincipalRevocation, { principal: { ...principal, tenant: key.tenant }, revoked: false });
+
+      // Not ACTIVE: no event is looked up; absent: no session either. Re-created: the new incarnation's ledger only.
+      await h.client.request(LifecycleDeleteSession, { session: key });
+      await expect(widget('c1')).resolves.toEqual({ revoked: false, session: await h.client.request(LifecycleGetSession, { session: key }), event: null });
+      await expect(widget('c1').then((r) => r.session?.state)).resolves.toBe('DELETED');
+      await expect(
+        h.client.request(LifecycleGetWidgetStanding, { principal, session: { ...key, sessionId: `${key.sessionId}-none` }, eventId: 1, functionCallId: 'c1' }),
+      ).resolves.toEqual({ revoked: false, session: null, event: null });
+      await h.client.request(LifecycleCreateSession, {
+        session: key,
+        creationOperationId: `op-${key.sessionId}-again`,
+        expectedPrior: { state: 'DELETED', incarnation: 1 },
+      });
+      await append(key, { author: 'apphost', functionResponses: [response('c9', 'show_chart')], widgets: [descriptor('c9', RECORD_B)] }, 2);
+      await expect(widget('c1')).resolves.toMatchObject({ session: { incarnation: 2 }, event: { missing: expect.any(String) } });
+      await expect(widget('c9')).resolves.toMatchObject({
+        session: { incarnation: 2, state: 'ACTIVE' },
+        event: { located: { incarnation: 2, sealedResultRef: { recordId: RECORD_B } } },
+      });
+    });
+
+    it('get-widget-standing rejects a malformed request before any read', async () => {
+      const key = await active();
+      const principal = { tenant: key.tenant, subject: 'x' };
+      await expect(h.client.request(LifecycleGetWidgetStanding, { principal, session: key, eventId: 0, functionCallId: 'c1' })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+      await expect(h.client.request(LifecycleGetWidgetStanding, { principal, session: key, eventId: 1, functionCallId: '' })).rejects.toMatchObject({
+        code: 'INVALID_ARGUMENT',
+      });
+      await expect(
+        h.client.request(LifecycleGetWidgetStanding, { principal, session: key, eventId: 1, functionCallId: 'c1', incarnation: 1 } as never),
+      ).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
     });
   });
 });

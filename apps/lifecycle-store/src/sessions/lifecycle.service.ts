@@ -1,9 +1,19 @@
 import type { BusClient } from '@apphost/bus';
-import type { AppendProvenance, LedgerEventInput, PublicEvent, SessionKey, SessionSnapshot, SessionSummary } from '@apphost/contracts';
+import {
+  AppHostError,
+  type AppendProvenance,
+  type LifecycleGetWidgetStanding,
+  type ResponseOf,
+  LedgerEventInput,
+  PublicEvent,
+  SessionKey,
+  SessionSnapshot,
+  SessionSummary,
+} from '@apphost/contracts';
 import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { LifecycleConfig } from '../config';
 import type { EventLedgerRepository } from '../events/event-ledger.repository';
-import { appendEvents, getEvent, listEvents } from '../events/events.service';
+import { appendEvents, getEvent, listEvents, locateOnLedger } from '../events/events.service';
 import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
@@ -24,6 +34,8 @@ export interface LifecycleServiceDeps {
 }
 
 const RECOVERY_BATCH = 1000;
+
+export type SessionWithEvent = Omit<ResponseOf<typeof LifecycleGetWidgetStanding>, 'revoked'>;
 
 /** The lifecycle-store's operations, composed from the small modules beside it; the bus handlers call only this. */
 export class LifecycleService {
@@ -63,6 +75,23 @@ export class LifecycleService {
 
   getEvent(req: { session: SessionKey; incarnation: number; eventId: number; functionCallId: string }) {
     return getEvent(this.deps, req);
+  }
+
+  /**
+   * The session's record and, when it is `ACTIVE(n)`, the call's event on incarnation n's ledger: `get-session` then
+   * `get-event` on one record read (null session: it does not exist; null event: not ACTIVE; `missing`: NOT_FOUND).
+   */
+  async sessionWithEvent(req: { session: SessionKey; eventId: number; functionCallId: string }): Promise<SessionWithEvent> {
+    const record = await loadOrAdopt(this.deps.repo, this.deps.metrics, req.session);
+    if (!record) return { session: null, event: null };
+    const session = toSnapshot(record);
+    if (record.state !== 'ACTIVE') return { session, event: null };
+    try {
+      return { session, event: { located: await locateOnLedger(this.deps, { ...req, incarnation: record.incarnation }) } };
+    } catch (error) {
+      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return { session, event: { missing: error.message } };
+      throw error;
+    }
   }
 
   /**

@@ -1,5 +1,5 @@
 import { AppHostError } from '@apphost/contracts';
-import { APP_DOCUMENT_MIME_TYPE, isAppDocumentMimeType, selectAppDocument } from './document';
+import { APP_DOCUMENT_MIME_TYPE, appDocumentHtmlOf, isAppDocumentMimeType, selectAppDocument } from './document';
 
 const URI = 'ui://apps.example/widget.html';
 const HTML = '<!doctype html><html><body>caf\u00e9 \u{1F600}</body></html>';
@@ -163,5 +163,25 @@ describe('isAppDocumentMimeType', () => {
     [7, false],
   ])('%j → %s', (mimeType, accepted) => {
     expect(isAppDocumentMimeType(mimeType)).toBe(accepted);
+  });
+});
+
+describe('appDocumentHtmlOf', () => {
+  it('decodes well-formed UTF-8 exactly (a BOM kept), also from a view into a larger buffer', () => {
+    const html = '\uFEFF<p>Grüße 😀 \u2028</p>';
+    expect(appDocumentHtmlOf(Buffer.from(html))).toBe(html);
+    const framed = Buffer.concat([Buffer.from([0xff, 0xff]), Buffer.from(html), Buffer.from([0xff])]);
+    expect(appDocumentHtmlOf(framed.subarray(2, framed.length - 1))).toBe(html);
+    expect(appDocumentHtmlOf(new Uint8Array(0))).toBe('');
+  });
+
+  it.each([
+    ['a stray continuation byte', [0x3c, 0x80, 0x3e]],
+    ['an overlong encoding', [0xc0, 0xbc]],
+    ['an encoded surrogate', [0xed, 0xa0, 0x80]],
+    ['a truncated sequence', [0x3c, 0xe2, 0x82]],
+    ['a code point above U+10FFFF', [0xf4, 0x90, 0x80, 0x80]],
+  ])('%s → null', (_case, bytes) => {
+    expect(appDocumentHtmlOf(Uint8Array.from(bytes))).toBeNull();
   });
 });
