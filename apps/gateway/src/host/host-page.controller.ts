@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { Controller, Get, Inject, Res } from '@nestjs/common';
 import { Public } from '../auth';
+import { fixedEtagOf } from './fixed-etag';
 import { HOST_PAGE, type HostPage, type HostPageConfig } from './host-page';
 
 // Structural slice of express' response.
@@ -21,7 +21,7 @@ export class HostPageController {
   private readonly etags: { indexHtml: string; appJs: string };
 
   constructor(@Inject(HOST_PAGE) private readonly page: HostPage) {
-    this.etags = { indexHtml: etagOf(page.assets.indexHtml), appJs: etagOf(page.assets.appJs) };
+    this.etags = { indexHtml: fixedEtagOf(page.assets.indexHtml), appJs: fixedEtagOf(page.assets.appJs) };
   }
 
   @Get()
@@ -61,6 +61,3 @@ export class HostPageController {
 }
 
 /** A strong ETag of a file's content (express answers 304 to a matching `If-None-Match`). */
-function etagOf(content: string): string {
-  return `"${createHash('sha256').update(content).digest('base64url').slice(0, 27)}"`;
-}

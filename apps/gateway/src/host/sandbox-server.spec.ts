@@ -41,6 +41,15 @@ describe('SandboxServer (a real listener)', () => {
     const script = await fetch(`${base}/sandbox/proxy.js`);
     expect(script.headers.get('content-type')).toMatch(/^text\/javascript/);
     expect(await script.text()).toBe('/* proxy */');
+    // The same script for every View: a fixed ETag, and a browser's revalidation (max-age=0, as a reload sends) is 304.
+    const etag = script.headers.get('etag');
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]{27}"$/);
+    expect((await fetch(`${base}/sandbox/proxy.js`)).headers.get('etag')).toBe(etag);
+    const revalidated = await fetch(`${base}/sandbox/proxy.js`, { headers: { 'If-None-Match': etag!, 'Cache-Control': 'max-age=0' } });
+    expect(revalidated.status).toBe(304);
+    expect(await revalidated.text()).toBe('');
+    const page = await proxy({ host: HOST });
+    expect(page.headers.get('etag')).toBeNull();
     const other = await fetch(`${base}/v1/services`);
     expect(other.status).toBe(404);
     expect(await other.json()).toMatchObject({ error: { details: { reason: 'SANDBOX_NOT_FOUND' } } });

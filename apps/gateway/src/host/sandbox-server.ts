@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express, { type Request, type Response } from 'express';
 import { AppHostError, HTTP_STATUS_BY_CODE } from '@apphost/contracts';
 import { normalizeOrigin } from '../auth/origin';
+import { fixedEtagOf } from './fixed-etag';
 import { sandboxCspOf } from './sandbox-csp';
 import { SandboxReasons, type SandboxReason } from './sandbox-reasons';
 
@@ -34,10 +35,13 @@ export class SandboxServer {
   constructor(private readonly options: SandboxOptions) {
     const app = express();
     app.disable('x-powered-by');
+    // No hashing of answers: the proxy page is per View (no-store); the script, the same for every View, carries a
+    // fixed ETag, so each View's frame revalidates it (304) rather than downloading it again.
     app.disable('etag');
+    const proxyJsEtag = fixedEtagOf(options.proxyJs);
     app.get('/sandbox/proxy', (req, res) => this.proxyPage(req, res));
     app.get('/sandbox/proxy.js', (_req, res) => {
-      res.set({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff' });
+      res.set({ 'Content-Type': 'text/javascript; charset=utf-8', 'Cache-Control': 'no-cache', 'X-Content-Type-Options': 'nosniff', ETag: proxyJsEtag });
       res.send(this.options.proxyJs);
     });
     app.use((_req: Request, res: Response) => refuse(res, 'NOT_FOUND', 'SANDBOX_NOT_FOUND', 'the sandbox origin serves only its proxy'));
