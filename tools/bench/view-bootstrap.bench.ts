@@ -2,13 +2,13 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import {
   byteReferenceSchema,
-  CatalogReadResource,
   RegistryAcquireGeneration,
   RegistryPutProfile,
   RegistryPutToolset,
   VIEW_DOCUMENT_REFERENCE_FROM_BYTES,
   type HostProfile,
 } from '@apphost/contracts';
+import { readUnderPolicy } from '@apphost/mcp';
 import { publishedBasicVanillaJs, publishedPdf, type PublishedServer } from '@apphost/testing';
 import { token } from '../plane/catalog-harness';
 import { sessionWithUiCall, VIEW_ORIGIN, viewHttp, viewProfile } from '../plane/views-harness';
@@ -19,10 +19,10 @@ import { startStageTrace } from './stage-trace';
 /**
  * The View bootstrap benchmark (`npm run bench:view-bootstrap`): `POST /v1/views` through the gateway (caller,
  * principal, session and widget checks, toolset and profile, a reference on the producing generation, the sealed
- * resolve, one policed `resources/read` through catalog-policy and the registry owner, document selection, CSP,
+ * resolve, one policed `resources/read` asked of the registry owner, document selection, CSP,
  * grant) against a direct v2 SDK `resources/read` of the same resource on another process of the same stdio server,
  * at 1 and 16 in flight, for the ~218 KB basic-vanillajs View and the ~4.3 MB PDF View. The floor the design imposes
- * is measured too: the one policed read over the bus (`catalog-policy.read-resource.v1` on the producing generation)
+ * is measured too: the one policed read over the bus (`readUnderPolicy`: the owner's `read-resource` on the producing generation)
  * and, for a document held by reference, its one fetch from the owner, which no bootstrap can skip. JSON lines on stdout; progress on stderr. Views opened in a
  * round are closed after it (untimed). It runs on the plane as `npm start` runs it and as `npm run start:services`
  * runs it (`BENCH_MODE`), with a bus stage trace per level.
@@ -121,10 +121,10 @@ async function runMode(mode: BenchMode): Promise<void> {
       // As a bootstrap reads it: a document of VIEW_DOCUMENT_REFERENCE_FROM_BYTES or more stays with the owner and
       // is fetched from it once, by whoever renders it (the gateway).
       const floorRead = async () => {
-        const read = await plane.client.request(
-          CatalogReadResource,
+        const read = await readUnderPolicy(
+          plane.client,
+          generation,
           {
-            generation,
             uri: doc.server.resourceUri,
             policy: { prefixes: [doc.server.resourceUri] },
             textReferenceFromBytes: VIEW_DOCUMENT_REFERENCE_FROM_BYTES,

@@ -5,7 +5,6 @@ import {
   CatalogAppCatalog,
   CatalogClassifyBatch,
   CatalogModelCatalog,
-  CatalogReadResource,
   ConnCallTool,
   RegistryAcquireGeneration,
   RegistryPutProfile,
@@ -13,7 +12,7 @@ import {
   type BoundGeneration,
   type GenerationHandle,
 } from '@apphost/contracts';
-import { MCP_REASONS, requestOnGeneration } from '@apphost/mcp';
+import { MCP_REASONS, readUnderPolicy, requestOnGeneration, type PolicedRead } from '@apphost/mcp';
 import { projectForModel, validateToolResult } from '@apphost/policy';
 import {
   dropSchemasWithPrefix,
@@ -33,6 +32,9 @@ import { bootCatalogPlane, fixtureSpec, matrixSpec, profile, publishedSpec, toke
 const principal = { tenant: 'acme', subject: 'alice', scopes: ['runtime'] };
 const audience = (sessionId: string) => ({ principal, session: { key: { tenant: 'acme', appName: 'app', userId: 'alice', sessionId }, incarnation: 1 } });
 const SYSMON = PUBLISHED_SERVERS.systemMonitor;
+
+/** A View's read bounds (8 MiB: the published PDF viewer's document is 4.3 MB). */
+const READ_LIMITS = { maxItemBytes: 8 * 1024 * 1024, maxTotalBytes: 8 * 1024 * 1024 };
 
 describe('catalog-policy in the plane', () => {
   const prefix = uniquePrefix();
@@ -220,22 +222,20 @@ describe('catalog-policy in the plane', () => {
       expect(narrowed.tools).toEqual([]);
     }, 60_000);
 
-    it('resource reads: in-policy passes with a canonical URI; a mixed response is rejected whole; an over-size item too', async () => {
+    it('policed resource reads (as a View reads, of the owner): in-policy passes with a canonical URI; a mixed response is rejected whole; an over-size item too', async () => {
       const h = bound(await acquire('matrix', 'app-safe'));
       const policy = { exact: ['ui://catalog-matrix/widget.html'], prefixes: ['ui://catalog-matrix/mixed', 'ui://catalog-matrix/big'] };
-      const ok = await plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'UI://Catalog-Matrix/widget.html', policy });
+      const read = (uri: string, over: Partial<PolicedRead> = {}) => readUnderPolicy(plane.catalog.client, h, { uri, policy, limits: READ_LIMITS, ...over });
+      const ok = await read('UI://Catalog-Matrix/widget.html');
       expect(ok.contents).toEqual([expect.objectContaining({ uri: 'ui://catalog-matrix/widget.html', mimeType: 'text/html;profile=mcp-app' })]);
-      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/mixed', policy })).rejects.toMatchObject({
+      await expect(read('ui://catalog-matrix/mixed')).rejects.toMatchObject({
         code: 'PERMISSION_DENIED',
         details: { reason: 'RESOURCE_POLICY_DENIED', side: 'response', mixed: true },
       });
-      await expect(plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/other', policy })).rejects.toMatchObject({
-        code: 'PERMISSION_DENIED',
-        details: { side: 'request' },
+      await expect(read('ui://catalog-matrix/other')).rejects.toMatchObject({ code: 'PERMISSION_DENIED', details: { side: 'request' } });
+      await expect(read('ui://catalog-matrix/big', { limits: { maxItemBytes: 1024, maxTotalBytes: READ_LIMITS.maxTotalBytes } })).rejects.toMatchObject({
+        code: 'PAYLOAD_TOO_LARGE',
       });
-      await expect(
-        plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://catalog-matrix/big', policy, limits: { maxItemBytes: 1024 } }),
-      ).rejects.toMatchObject({ code: 'PAYLOAD_TOO_LARGE' });
     }, 60_000);
   });
 
@@ -259,11 +259,11 @@ describe('catalog-policy in the plane', () => {
       60_000,
     );
 
-    it('a read answered with an out-of-policy URI is rejected', async () => {
+    it('a policed read answered with an out-of-policy URI is rejected', async () => {
       await put('hostile-normal', fixtureSpec('hostile', 'p1', ['--mode=normal']));
       const h = bound(await acquire('hostile-normal', 'app-safe'));
       await expect(
-        plane.catalog.client.request(CatalogReadResource, { generation: h, uri: 'ui://hostile/app.html', policy: { prefixes: ['ui://hostile'] } }),
+        readUnderPolicy(plane.catalog.client, h, { uri: 'ui://hostile/app.html', policy: { prefixes: ['ui://hostile'] }, limits: READ_LIMITS }),
       ).rejects.toMatchObject({
         code: 'PERMISSION_DENIED',
         details: { side: 'response', mixed: false },

@@ -5,8 +5,8 @@ import { bootViewPlane, directRead, putProfile, putToolset, sessionWithUiCall, v
 
 /**
  * The published PDF viewer (`@modelcontextprotocol/server-pdf` over stdio, a local one-page PDF): its ~4.3 MB View
- * crosses binding-registry → catalog-policy → governed-operations → gateway in chunked bus replies and arrives
- * byte-identical to a direct SDK read; its declared CSP domains and permission make the header and `allow` end to
+ * stays with the binding-registry owner that read it (governed-operations checks the read's policy and passes a
+ * reference on), is fetched once by the gateway in chunked bus replies, and arrives byte-identical to a direct SDK read; its declared CSP domains and permission make the header and `allow` end to
  * end. Budget: ~25 s to boot and bind, ~30 s of tests (2 busy cores).
  */
 jest.setTimeout(150_000);
@@ -25,7 +25,7 @@ describe('the PDF View in the plane', () => {
   beforeAll(async () => {
     nats = await startPrivateNats();
     providers = await startFakeProviders(nats.url, ['export-audit']);
-    // Every setting at its default: catalog-policy reads up to 8 MiB, as the profile's View document limit.
+    // Every setting at its default: a View reads up to 8 MiB, as the profile's View document limit.
     plane = await bootViewPlane(nats.url, prefix, { pdf: ['pdf'] });
     http = viewHttp(plane);
     alice = await token('alice', 'runtime view');

@@ -22,9 +22,6 @@ export const catalogConfigSchema = z.object({
   CATALOG_REGISTRY_TIMEOUT_MS: int(100, 600_000).default(30_000),
   /** Hard cap on tools accepted from one listing (the registry enforces the profile's bounds first). */
   CATALOG_MAX_TOOLS: int(1, 100_000).default(10_000),
-  // Large enough for a View's document (the published PDF viewer is 4.3 MB): the bus moves big replies in chunks.
-  CATALOG_READ_MAX_ITEM_BYTES: int(1, 8 * 1024 * 1024).default(8 * 1024 * 1024),
-  CATALOG_READ_MAX_TOTAL_BYTES: int(1, 8 * 1024 * 1024).default(8 * 1024 * 1024),
 });
 
 export interface CatalogConfig {
@@ -34,8 +31,6 @@ export interface CatalogConfig {
   appToolsets: ReadonlyMap<string, ToolsetSelection[]>;
   registryTimeoutMs: number;
   maxTools: number;
-  readMaxItemBytes: number;
-  readMaxTotalBytes: number;
 }
 
 /** The schema a service definition parses: the variables above, shaped into `CatalogConfig`. */
@@ -51,8 +46,6 @@ export const catalogConfig = catalogConfigSchema.transform((c): CatalogConfig =>
   appToolsets: new Map(Object.entries(c.CATALOG_APP_TOOLSETS ?? {})),
   registryTimeoutMs: c.CATALOG_REGISTRY_TIMEOUT_MS,
   maxTools: c.CATALOG_MAX_TOOLS,
-  readMaxItemBytes: c.CATALOG_READ_MAX_ITEM_BYTES,
-  readMaxTotalBytes: c.CATALOG_READ_MAX_TOTAL_BYTES,
 }));
 
 /** Parses catalog-policy's settings alone (tests); a service gets them in `context.config`. */

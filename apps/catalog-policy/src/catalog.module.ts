@@ -6,7 +6,6 @@ import { CatalogService } from './discovery/catalog.service';
 import { RegistryDiscovery } from './discovery/registry-client';
 import { CatalogHandlers } from './handlers/catalog.handlers';
 import { PinningService } from './pinning/pinning.service';
-import { ReadService } from './resources/read.service';
 import type { CatalogStore } from './store/catalog-store';
 import { PinsRepository } from './store/pins.repository';
 
@@ -22,7 +21,6 @@ export class CatalogModule {
         RegistryDiscovery,
         PinningService,
         CatalogService,
-        ReadService,
         CatalogHandlers,
       ],
     };

@@ -9,8 +9,6 @@ const BAD: Record<string, string> = {
   CATALOG_APP_TOOLSETS: '{"demo":1}',
   CATALOG_REGISTRY_TIMEOUT_MS: '5',
   CATALOG_MAX_TOOLS: '0',
-  CATALOG_READ_MAX_ITEM_BYTES: '0',
-  CATALOG_READ_MAX_TOTAL_BYTES: 'lots',
 };
 
 /** Free-form: any string is a valid value. */

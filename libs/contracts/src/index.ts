@@ -69,7 +69,6 @@ export * from './services/catalog-policy/reasons';
 export * from './services/catalog-policy/model-catalog.v1';
 export * from './services/catalog-policy/app-catalog.v1';
 export * from './services/catalog-policy/classify-batch.v1';
-export * from './services/catalog-policy/read-resource.v1';
 export * from './services/catalog-policy/approve-tool.v1';
 export * from './services/catalog-policy/list-pins.v1';
 export * from './services/governed-operations/run-tool-batch.v1';

@@ -8,3 +8,4 @@ export * from './lib/clock';
 export * from './lib/mrtr';
 export * from './lib/connection';
 export * from './lib/generation-client';
+export * from './lib/policed-read';

@@ -6,13 +6,11 @@ import {
   CatalogClassifyBatch,
   CatalogListPins,
   CatalogModelCatalog,
-  CatalogReadResource,
   type ParsedRequestOf,
   type ResponseOf,
 } from '@apphost/contracts';
 import { CatalogService } from '../discovery/catalog.service';
 import { PinningService } from '../pinning/pinning.service';
-import { ReadService } from '../resources/read.service';
 
 /** catalog-policy's bus operations (queue group `catalog-policy`: any replica serves any request). */
 @Injectable()
@@ -20,7 +18,6 @@ export class CatalogHandlers {
   constructor(
     private readonly catalogs: CatalogService,
     private readonly pinning: PinningService,
-    private readonly reads: ReadService,
   ) {}
 
   @BusHandler(CatalogModelCatalog)
@@ -36,11 +33,6 @@ export class CatalogHandlers {
   @BusHandler(CatalogClassifyBatch)
   classifyBatch(r: ParsedRequestOf<typeof CatalogClassifyBatch>): Promise<ResponseOf<typeof CatalogClassifyBatch>> {
     return this.catalogs.classifyBatch({ principal: r.principal, session: r.session }, r.toolsets, r.calls);
-  }
-
-  @BusHandler(CatalogReadResource)
-  readResource(r: ParsedRequestOf<typeof CatalogReadResource>): Promise<ResponseOf<typeof CatalogReadResource>> {
-    return this.reads.read(r);
   }
 
   @BusHandler(CatalogApproveTool)

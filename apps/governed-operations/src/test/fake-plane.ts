@@ -4,11 +4,11 @@ import {
   AppHostError,
   CatalogAppCatalog,
   CatalogClassifyBatch,
-  CatalogReadResource,
   CONNECTION_GENERATION_GONE,
   ConnCallTool,
   ConnGenerationState,
   ConnListResources,
+  ConnReadResource,
   ConnListResourceTemplates,
   ConnListTools,
   ConnRelease,
@@ -485,25 +485,6 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
     state.profileReads.push(r.profileId);
     return { profileId: r.profileId, profile: { ...testProfile(), ...state.profile } };
   });
-  // catalog-policy's policed read: the real fixture server's answer for its resource, a test's override, or one App item.
-  fakes.register(CatalogReadResource, async (r) => {
-    state.log.push(`read-resource:${r.generation.generationId}`);
-    if (!matchResourcePolicy(r.policy, r.uri))
-      throw new AppHostError('PERMISSION_DENIED', 'the resource is outside the resource policy', { details: { reason: 'RESOURCE_POLICY_DENIED' } });
-    let contents = state.documents[r.uri];
-    if (!contents && r.uri === STATEFUL_NONCE_RESOURCE) {
-      nonceServer ??= McpConnection.open({
-        target: { kind: 'stdio', ...fixtureServerCommand('stateful-nonce'), env: {} },
-        connectionClass: 'app-safe',
-        advertiseUi: true,
-        connectTimeoutMs: 20_000,
-      });
-      const read = await (await nonceServer).readResource(r.uri);
-      contents = (read['contents'] as Record<string, unknown>[]).map((c) => ({ ...c, uri: canonicalizeUri(String(c['uri'])) }));
-    }
-    contents ??= [{ uri: r.uri, mimeType: 'text/html;profile=mcp-app', text: `<html>${r.uri}</html>` }];
-    return { contents, totalBytes: contents.reduce((n, c) => n + String(c['text'] ?? '').length, 0) };
-  });
   // catalog-policy's fresh app catalog of a View's generation: the toolset's tools whose visibility includes `app`.
   fakes.register(CatalogAppCatalog, (r) => {
     state.log.push(`app-catalog:${r.generation.generationId}`);
@@ -579,6 +560,29 @@ export async function startFakePlane(env: Record<string, string> = {}): Promise<
           pages: 1,
           bytes: 100,
         };
+      },
+      { routing: 'instance', instanceSegment: 'conn' },
+    );
+    // The owner's `resources/read` (governed-operations checks the resource policy on both sides): the real fixture
+    // server's answer for its resource, a test's override, or one App item.
+    owner.register(
+      ConnReadResource,
+      async (r) => {
+        live(r.ref);
+        state.log.push(`read-resource:${r.ref.generationId}`);
+        let contents = state.documents[r.uri];
+        if (!contents && r.uri === STATEFUL_NONCE_RESOURCE) {
+          nonceServer ??= McpConnection.open({
+            target: { kind: 'stdio', ...fixtureServerCommand('stateful-nonce'), env: {} },
+            connectionClass: 'app-safe',
+            advertiseUi: true,
+            connectTimeoutMs: 20_000,
+          });
+          const read = await (await nonceServer).readResource(r.uri);
+          contents = (read['contents'] as Record<string, unknown>[]).map((c) => ({ ...c, uri: canonicalizeUri(String(c['uri'])) }));
+        }
+        contents ??= [{ uri: r.uri, mimeType: 'text/html;profile=mcp-app', text: `<html>${r.uri}</html>` }];
+        return { contents };
       },
       { routing: 'instance', instanceSegment: 'conn' },
     );

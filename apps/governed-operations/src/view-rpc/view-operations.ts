@@ -69,11 +69,10 @@ export class ViewOperations {
     }
   }
 
-  /** `resources/read` through catalog-policy: the policy on the request and on every returned item, the profile's limits. */
+  /** `resources/read` on the View's generation: the policy on the request and on every returned item, the profile's limits. */
   async readResource(ctx: ViewContext, pass: BarrierPass, uri: string): Promise<Record<string, unknown>> {
     const maxItemBytes = Math.min(ctx.policy.views.maxDocumentBytes, READ_LIMIT_BYTES);
-    const read = await this.peers.readResource({
-      generation: pass.generation,
+    const read = await this.peers.readResource(pass.generation, {
       uri,
       policy: resourcePolicyOf(ctx.profile),
       limits: { maxItemBytes, maxTotalBytes: READ_LIMIT_BYTES },

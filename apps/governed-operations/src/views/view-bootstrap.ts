@@ -182,8 +182,7 @@ export class ViewBootstrap {
     const [resolved, answered] = await Promise.allSettled([
       this.resolveSealed(opening, descriptor, producer.recordId),
       this.peers
-        .readResource({
-          generation: { ...producer.generation },
+        .readResource(producer.generation, {
           uri: descriptor.resourceUri,
           policy: resourcePolicyOf(profile),
           textReferenceFromBytes: VIEW_DOCUMENT_REFERENCE_FROM_BYTES,

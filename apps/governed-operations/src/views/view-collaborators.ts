@@ -1,7 +1,6 @@
 import { BusClient } from '@apphost/bus';
 import {
   AppHostError,
-  CatalogReadResource,
   CONNECTION_GENERATION_GONE,
   ConnGenerationState,
   ConnRelease,
@@ -21,7 +20,7 @@ import {
   type SessionKey,
   type ToolsetStatus,
 } from '@apphost/contracts';
-import { requestOnGeneration } from '@apphost/mcp';
+import { readUnderPolicy, requestOnGeneration, type GenerationAddress, type PolicedRead, type PolicedReadResult } from '@apphost/mcp';
 import type { ViewRecord } from './view-records';
 
 /** How many profiles one replica keeps (a profile is small; a deployment has few). */
@@ -140,7 +139,8 @@ export class ViewCollaborators {
     }
   }
 
-  readResource(request: RequestOf<typeof CatalogReadResource>): Promise<ResponseOf<typeof CatalogReadResource>> {
-    return this.bus.request(CatalogReadResource, request, { timeoutMs: this.timeouts.readMs });
+  /** The one policed `resources/read` of a View, asked of the generation's owner (the resource policy checked here, both sides). */
+  readResource(generation: GenerationAddress, read: PolicedRead): Promise<PolicedReadResult> {
+    return readUnderPolicy(this.bus, generation, read, { timeoutMs: this.timeouts.readMs });
   }
 }

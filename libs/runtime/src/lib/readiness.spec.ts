@@ -82,14 +82,14 @@ describe('ServiceMetrics', () => {
     const metrics = new ServiceMetrics('gateway', { processMetrics: false });
     metrics.bus.observeHandled('apphost.gateway.describe.v1', 'OK', 0.002);
     metrics.bus.observeRequested('apphost.lifecycle-store.describe.v1', 'UNAVAILABLE', 0.001);
-    metrics.bus.observeTransfer?.('apphost.catalog-policy.read-resource.v1', 'served', 'OK', 4_300_000);
+    metrics.bus.observeTransfer?.('apphost.binding-registry.read-resource.v1', 'served', 'OK', 4_300_000);
     metrics.observeHttp('GET', '/healthz', 200, 0.001);
     const text = await metrics.registry.metrics();
     expect(text).toContain('apphost_bus_handled_total{subject="apphost.gateway.describe.v1",code="OK",service="gateway"} 1');
     expect(text).toContain('apphost_bus_requested_total{subject="apphost.lifecycle-store.describe.v1",code="UNAVAILABLE",service="gateway"} 1');
     expect(text).toContain('apphost_http_requests_total{method="GET",route="/healthz",status="200",service="gateway"} 1');
-    expect(text).toContain('apphost_bus_transfers_total{subject="apphost.catalog-policy.read-resource.v1",side="served",code="OK",service="gateway"} 1');
-    expect(text).toContain('apphost_bus_transfer_bytes_total{subject="apphost.catalog-policy.read-resource.v1",side="served",service="gateway"} 4300000');
+    expect(text).toContain('apphost_bus_transfers_total{subject="apphost.binding-registry.read-resource.v1",side="served",code="OK",service="gateway"} 1');
+    expect(text).toContain('apphost_bus_transfer_bytes_total{subject="apphost.binding-registry.read-resource.v1",side="served",service="gateway"} 4300000');
   });
 });
 

@@ -1,11 +1,10 @@
 import { AppHostError, byteReferenceSchema, CatalogReasons } from '@apphost/contracts';
-import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
+import { matchResourcePolicy, type ResourcePolicy } from './resource-policy';
+import { canonicalizeUri } from './uri';
 
-export interface ResourcePolicy {
-  exact?: string[];
-  prefixes?: string[];
-}
+/* The resource policy of a `resources/read`, on the request and on every item of the answer. */
 
+/** Byte limits of one read: per content item and over all of them. */
 export interface ReadLimits {
   maxItemBytes: number;
   maxTotalBytes: number;
