@@ -31,7 +31,8 @@ import { startStageTrace } from './stage-trace';
  */
 const TOTAL_SMALL = positiveIntEnv('BENCH_TOTAL_SMALL', 100);
 const TOTAL_LARGE = positiveIntEnv('BENCH_TOTAL_LARGE', 16);
-const WARMUP = positiveIntEnv('BENCH_WARMUP', 5);
+/** Warm-up operations of each variant per document, at most the document's total (the JIT settles after ~30 small ones). */
+const WARMUP = positiveIntEnv('BENCH_WARMUP', 30);
 /** `BENCH_DOCUMENTS=basic-vanillajs` (or `pdf`): only those documents (default: both). */
 const DOCUMENTS = process.env['BENCH_DOCUMENTS'] ? process.env['BENCH_DOCUMENTS'].split(',') : null;
 const MIB = 1024 * 1024;
@@ -136,9 +137,10 @@ async function runMode(mode: BenchMode): Promise<void> {
         if (reference) await plane.client.fetchReference(byteReferenceSchema.parse(reference), { timeoutMs: 60_000 });
       };
 
-      await runLoad(directRead, WARMUP, 1);
-      await runLoad(floorRead, WARMUP, 1);
-      await runLoad(viaGateway, WARMUP, 1);
+      const warmup = Math.min(WARMUP, doc.total);
+      await runLoad(directRead, warmup, 1);
+      await runLoad(floorRead, warmup, 1);
+      await runLoad(viaGateway, warmup, 1);
       await closeOpened();
       for (const inflight of [1, 16]) {
         const raw = await runLoad(directRead, doc.total, inflight);

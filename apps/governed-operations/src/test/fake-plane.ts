@@ -39,7 +39,7 @@ import {
   type ResponseOf,
 } from '@apphost/contracts';
 import { McpConnection } from '@apphost/mcp';
-import { canonicalizeUri, matchResourcePolicy } from '@apphost/policy';
+import { canonicalizeUri } from '@apphost/policy';
 import Redis from 'ioredis';
 import {
   bootService,
