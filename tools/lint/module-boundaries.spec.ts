@@ -52,8 +52,10 @@ describe('module boundaries', () => {
   });
 
   it('forbids a shared lib depending on the test harness', async () => {
+    // The test kit does not depend on sealed-results (it does, through mcp and policy, on canonical-json), so this is
+    // purely the tag rule (no cycle to report first).
     const errors = await boundaryErrors(
-      'libs/canonical-json/src/lib/probe.ts',
+      'libs/sealed-results/src/lib/probe.ts',
       "import { bootService } from '@apphost/testing';\nexport const x = bootService;\n",
     );
     expect(errors.join('\n')).toMatch(/scope:shared/);
