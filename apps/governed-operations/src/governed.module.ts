@@ -68,7 +68,7 @@ export class GovernedOperationsModule {
         { provide: SessionLocks, useValue: new SessionLocks(coordination) },
         {
           provide: ViewCollaborators,
-          useFactory: (bus: BusClient) => new ViewCollaborators(bus, { readMs: config.views.readTimeoutMs }),
+          useFactory: (bus: BusClient) => new ViewCollaborators(bus, { readMs: config.views.readTimeoutMs }, logger),
           inject: [BusClient],
         },
         {

@@ -59,5 +59,3 @@ export class HostPageController {
     ].join('; ');
   }
 }
-
-/** A strong ETag of a file's content (express answers 304 to a matching `If-None-Match`). */

@@ -101,7 +101,7 @@ describe('model-context registers (real bus handlers, real admission, fake colla
     store = await createCoordinationStore({ url: TEST_REDIS_URL, keyPrefix: `apphost:${plane.prefix}governed-operations:`, name: 'registers-spec' });
     records = new ViewRecords(store, 60_000);
     raced = new RacedRecords(store, 60_000);
-    const peers = new ViewCollaborators(client, { readMs: 5_000 });
+    const peers = new ViewCollaborators(client, { readMs: 5_000 }, { warn: () => undefined });
     teardown = new ViewTeardown(records, peers, new SessionLocks(store), testLogger('registers-spec'));
     registers = (over) => new ContextRegisters(over, peers, teardown, testLogger('registers-spec'));
   }, 90_000);

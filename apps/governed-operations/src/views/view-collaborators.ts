@@ -21,6 +21,7 @@ import {
   type ToolsetStatus,
 } from '@apphost/contracts';
 import { readUnderPolicy, requestOnGeneration, type GenerationAddress, type PolicedRead, type PolicedReadResult } from '@apphost/mcp';
+import type { Logger } from '@apphost/runtime';
 import type { ViewRecord } from './view-records';
 
 /** How many profiles one replica keeps (a profile is small; a deployment has few). */
@@ -50,6 +51,7 @@ export class ViewCollaborators {
   constructor(
     private readonly bus: BusClient,
     private readonly timeouts: { readMs: number },
+    private readonly logger: Pick<Logger, 'warn'>,
     private readonly profileCacheSize = PROFILE_CACHE_SIZE,
   ) {}
 
@@ -140,7 +142,12 @@ export class ViewCollaborators {
   }
 
   /** The one policed `resources/read` of a View, asked of the generation's owner (the resource policy checked here, both sides). */
-  readResource(generation: GenerationAddress, read: PolicedRead): Promise<PolicedReadResult> {
-    return readUnderPolicy(this.bus, generation, read, { timeoutMs: this.timeouts.readMs });
+  readResource(generation: GenerationAddress & { toolsetId?: string }, read: PolicedRead): Promise<PolicedReadResult> {
+    return readUnderPolicy(this.bus, generation, read, {
+      timeoutMs: this.timeouts.readMs,
+      // A server that answered outside the policy or the limits is worth an operator's look.
+      onRefused: (error) =>
+        this.logger.warn({ toolsetId: generation.toolsetId, uri: read.uri, error: error.message }, 'resource read rejected by response-side policy'),
+    });
   }
 }

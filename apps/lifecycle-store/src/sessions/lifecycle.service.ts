@@ -2,13 +2,13 @@ import type { BusClient } from '@apphost/bus';
 import {
   AppHostError,
   type AppendProvenance,
+  type LedgerEventInput,
   type LifecycleGetWidgetStanding,
+  type PublicEvent,
   type ResponseOf,
-  LedgerEventInput,
-  PublicEvent,
-  SessionKey,
-  SessionSnapshot,
-  SessionSummary,
+  type SessionKey,
+  type SessionSnapshot,
+  type SessionSummary,
 } from '@apphost/contracts';
 import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { LifecycleConfig } from '../config';

@@ -117,4 +117,20 @@ describe('readUnderPolicy', () => {
       await owner.stop();
     }
   });
+
+  it('onRefused hears of an answer the policy refused, and of nothing else', async () => {
+    const owner = await ownerAnswering((uri) =>
+      uri === 'ui://srv/assets/mixed' ? { contents: [{ uri: 'ui://evil/b', text: 'b' }] } : { contents: [{ uri, text: 'ok' }] },
+    );
+    const refused: string[] = [];
+    const onRefused = (error: Error) => refused.push(error.message);
+    try {
+      await expect(readUnderPolicy(owner.bus, GENERATION, read('ui://srv/assets/mixed'), { onRefused })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await expect(readUnderPolicy(owner.bus, GENERATION, read('ui://srv/other.html'), { onRefused })).rejects.toMatchObject({ code: 'PERMISSION_DENIED' });
+      await expect(readUnderPolicy(owner.bus, GENERATION, read('ui://srv/widget.html'), { onRefused })).resolves.toMatchObject({ totalBytes: 2 });
+      expect(refused).toEqual([expect.stringContaining('outside the resource policy')]);
+    } finally {
+      await owner.stop();
+    }
+  });
 });

@@ -25,12 +25,13 @@ export interface PolicedReadResult {
  * sides: the requested URI must match (nothing is sent otherwise), and so must every returned item after
  * canonicalization; one that does not rejects the whole answer (PERMISSION_DENIED, RESOURCE_POLICY_DENIED), as
  * does an item or the total over `limits` (PAYLOAD_TOO_LARGE). A referenced text counts at its byte length.
+ * `onRefused` hears of an answer refused that way (the server's doing, unlike a denied request), before it is thrown.
  */
 export async function readUnderPolicy(
   bus: BusClient,
   generation: GenerationAddress,
   read: PolicedRead,
-  options: { timeoutMs?: number } = {},
+  options: { timeoutMs?: number; onRefused?: (error: Error) => void } = {},
 ): Promise<PolicedReadResult> {
   const uri = admitReadRequest(read.policy, read.uri);
   const answer = await requestOnGeneration(
@@ -38,9 +39,14 @@ export async function readUnderPolicy(
     ConnReadResource,
     generation,
     { uri, ...(read.textReferenceFromBytes === undefined ? {} : { textReferenceFromBytes: read.textReferenceFromBytes }) },
-    options,
+    { timeoutMs: options.timeoutMs },
   );
-  return { ...checkReadResponse(read.policy, answer.contents, read.limits), ...cacheHintsOf(answer) };
+  try {
+    return { ...checkReadResponse(read.policy, answer.contents, read.limits), ...cacheHintsOf(answer) };
+  } catch (error) {
+    options.onRefused?.(error as Error);
+    throw error;
+  }
 }
 
 /** The result's cache hints, passed on only when well-formed (a View's idempotent read is never retained longer). */

@@ -99,9 +99,3 @@ export const appCallPolicySchema = z.discriminatedUnion('mode', [
   z.strictObject({ mode: z.literal('deny-all') }),
 ]);
 export type AppCallPolicy = z.infer<typeof appCallPolicySchema>;
-
-/** A resource policy as `matchResourcePolicy` takes it: exact URIs and segment-bounded prefixes. */
-export const resourcePolicySchema = z.strictObject({
-  exact: z.array(z.string().min(1).max(2048)).max(256).optional(),
-  prefixes: z.array(z.string().min(1).max(2048)).max(256).optional(),
-});
