@@ -1,27 +1,37 @@
+import { isUtf8 } from 'node:buffer';
 import type { BusClient } from '@apphost/bus';
 import { AppHostError, GovernedCloseView, type OpenViewAnswer, type OpenViewResponse, type ViewCaller } from '@apphost/contracts';
-import { appDocumentHtmlOf } from '@apphost/policy';
+import { jsonStringLiteralOfUtf8 } from '../http/json-literal';
+import { spliceMarker, type JsonSplice } from '../http/spliced-json';
+
+/** The View as the host page gets it; with `splice`, its document's `html` is the marker of the literal to send. */
+export interface RenderedView {
+  view: OpenViewResponse;
+  splice?: JsonSplice;
+}
 
 /**
- * The View as the host page gets it. A large document governed-operations answered by reference (its UTF-8 bytes,
- * held by the connection owner) is fetched here, length and SHA-256 checked, and decoded, so only the owner and
- * this edge ever carry it. The View is live by then and its grant known only to this answer: when the document
- * cannot be had, the View is closed before the error is answered (a close that fails too leaves a View whose grant
- * nobody holds; its lease ends it).
+ * A large document governed-operations answered by reference (its UTF-8 bytes, held by the connection owner) is
+ * fetched here, length and SHA-256 checked, and checked to be UTF-8; it is then sent as the JSON literal of those
+ * bytes (never decoded into a string), so only the owner and this edge ever carry it. The View is live by then and
+ * its grant known only to this answer: when the document cannot be had, the View is closed before the error is
+ * answered (a close that fails too leaves a View whose grant nobody holds; its lease ends it).
  */
-export async function inlineDocument(bus: BusClient, answer: OpenViewAnswer, caller: ViewCaller): Promise<OpenViewResponse> {
-  if (answer.mode !== 'live') return answer;
+export async function renderDocument(bus: BusClient, answer: OpenViewAnswer, caller: ViewCaller): Promise<RenderedView> {
+  if (answer.mode !== 'live') return { view: answer };
   const { document } = answer;
-  if (!('htmlReference' in document)) return { ...answer, document };
+  if (!('htmlReference' in document)) return { view: { ...answer, document } };
   const { htmlReference, ...rest } = document;
-  let html: string | null;
+  let literal: Buffer;
   try {
+    const bytes = await bus.fetchReference(htmlReference, { timeoutMs: 'until-deadline' });
     // The owner held the UTF-8 bytes of a well-formed text: bytes that are not UTF-8 are corruption.
-    html = appDocumentHtmlOf(await bus.fetchReference(htmlReference, { timeoutMs: 'until-deadline' }));
-    if (html === null) throw new AppHostError('DATA_LOSS', `the document of View ${answer.viewId} arrived as bytes that are not UTF-8`);
+    if (!isUtf8(bytes)) throw new AppHostError('DATA_LOSS', `the document of View ${answer.viewId} arrived as bytes that are not UTF-8`);
+    literal = jsonStringLiteralOfUtf8(bytes);
   } catch (error) {
     await bus.request(GovernedCloseView, { caller, viewId: answer.viewId }).catch(() => undefined);
     throw error;
   }
-  return { ...answer, document: { ...rest, html } };
+  const marker = spliceMarker();
+  return { view: { ...answer, document: { ...rest, html: marker } }, splice: { marker, literal } };
 }

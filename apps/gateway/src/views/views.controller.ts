@@ -1,4 +1,4 @@
-import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res } from '@nestjs/common';
+import { Body, Controller, Delete, Get, Headers, HttpCode, Inject, Param, Post, Query, Res, type StreamableFile } from '@nestjs/common';
 import { BusClient } from '@apphost/bus';
 import {
   GovernedCloseView,
@@ -13,7 +13,8 @@ import {
 } from '@apphost/contracts';
 import { BrowserRoute, CurrentPrincipal, RequireScopes, SCOPES } from '../auth';
 import { ownSessionKey, parseInput, viewCallerOf } from '../http/request-input';
-import { inlineDocument } from './view-document';
+import { splicedJson } from '../http/spliced-json';
+import { renderDocument, type RenderedView } from './view-document';
 import { grantOf } from './view-grant';
 import {
   openViewBodySchema,
@@ -49,7 +50,11 @@ export class ViewsController {
   constructor(@Inject(BusClient) private readonly bus: BusClient) {}
 
   @Post()
-  async open(@CurrentPrincipal() principal: Principal, @Body() body: unknown, @Res({ passthrough: true }) res: StatusResponse): Promise<OpenViewResponse> {
+  async open(
+    @CurrentPrincipal() principal: Principal,
+    @Body() body: unknown,
+    @Res({ passthrough: true }) res: StatusResponse,
+  ): Promise<OpenViewResponse | StreamableFile> {
     const input = parseInput(openViewBodySchema, body ?? {}, 'request body');
     // The same rule as every session route: the token's tenant, its own user (or the one a delegate names), and a
     // view token only for the one session it was minted for; anything else is 404.
@@ -60,10 +65,10 @@ export class ViewsController {
       { caller, session, eventId: input.eventId, functionCallId: input.functionCallId, ...(input.hostContext ? { hostContext: input.hostContext } : {}) },
       UNTIL_DEADLINE,
     );
-    const view = await inlineDocument(this.bus, answer, caller);
-    res.status(view.mode === 'live' ? 201 : 200);
+    const rendered = await renderDocument(this.bus, answer, caller);
+    res.status(rendered.view.mode === 'live' ? 201 : 200);
     res.setHeader('Cache-Control', 'no-store');
-    return view;
+    return replyOf(rendered.view, rendered);
   }
 
   @Get(':viewId')
@@ -89,7 +94,7 @@ export class ViewsController {
     @Headers(VIEW_GRANT_HEADER) grantHeader: string | undefined,
     @Body() body: unknown,
     @Res({ passthrough: true }) res: StatusResponse,
-  ): Promise<ResponseOf<typeof GovernedRenewView> | ReplayViewReply> {
+  ): Promise<ResponseOf<typeof GovernedRenewView> | ReplayViewReply | StreamableFile> {
     const { viewId, method } = parseInput(viewMethodSegmentSchema, segment, 'view custom method');
     if (method === 'renew') {
       const input = parseInput(renewViewBodySchema, body ?? {}, 'request body');
@@ -109,6 +114,12 @@ export class ViewsController {
       UNTIL_DEADLINE,
     );
     res.setHeader('Cache-Control', 'no-store');
-    return { ...replay, view: replay.view && (await inlineDocument(this.bus, replay.view, caller)) };
+    const rendered = replay.view && (await renderDocument(this.bus, replay.view, caller));
+    return replyOf({ ...replay, view: rendered ? rendered.view : null }, rendered);
   }
+}
+
+/** The answer as it is, or with its View's document spliced in as the literal of the owner's bytes. */
+function replyOf<T>(answer: T, rendered: RenderedView | null): T | StreamableFile {
+  return rendered?.splice ? splicedJson(answer, rendered.splice) : answer;
 }

@@ -28,8 +28,11 @@ const ORIGIN = 'https://host.views-http.example';
 const GRANT = 'G'.repeat(21) + '_views-http-grant-0123'; // 43 base64url characters
 const VIEW = `vw-${'a'.repeat(32)}`;
 const FOREIGN_VIEW = `vw-${'f'.repeat(32)}`;
-/** Over one bus message, with multi-byte characters across the chunk boundaries and a byte-order mark (content, kept). */
-const LARGE_HTML = `\ufeff<!doctype html><p>${'é€😀 '.repeat(120_000)}</p>`;
+/**
+ * Over one bus message, with multi-byte characters across the chunk boundaries, a byte-order mark (content, kept),
+ * and every kind of character the answer's JSON must escape (quotes, backslashes, line breaks, a C0 control).
+ */
+const LARGE_HTML = `\ufeff<!doctype html>\n<p class="x">\t${'é€😀 \\ "q" \u2028'.repeat(60_000)}\u0001</p>\r\n`;
 const widget = { widgetId: '7:call-1', eventId: 7, functionCallId: 'call-1', resourceUri: 'ui://w/app.html', tool: 'show', toolsetId: 'ts' };
 
 const sign = (sub: string, scope: string, tenant = 'acme') =>
@@ -125,12 +128,13 @@ beforeAll(async () => {
     seen.push({ op: 'renew', payload: r });
     return { viewId: r.viewId, expiresAt: new Date(Date.now() + 60_000).toISOString() };
   });
-  governed.register(GovernedReplayView, (r) => {
+  governed.register(GovernedReplayView, (r, context) => {
     seen.push({ op: 'replay', payload: r });
-    return {
-      event: { eventId: 8, incarnation: 1, rejection: null, functionResponses: [], widgets: [], confirmations: [] },
-      view: null,
-    };
+    const event = { eventId: 8, incarnation: 1, rejection: null, functionResponses: [], widgets: [], confirmations: [] };
+    if (r.invocationId !== 'inv-by-reference') return { event, view: null };
+    const { document, ...view } = live(VIEW) as LiveView;
+    const htmlReference = context.hold('document', Buffer.from(LARGE_HTML, 'utf8'));
+    return { event, view: { ...view, document: { resourceUri: document.resourceUri, meta: document.meta, htmlReference } } };
   });
   governed.start();
   await governed.ready();
@@ -229,8 +233,26 @@ describe('gateway View routes', () => {
     const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId: 'by-reference' } });
     expect(res.status).toBe(201);
     expect(res.body['document']).toEqual({ resourceUri: widget.resourceUri, html: LARGE_HTML, meta: {} });
+    // The rest of the answer as governed-operations gave it; a JSON body of exactly its length, never cached.
+    const { document: _inline, ...rest } = live(VIEW) as LiveView;
+    expect(res.body).toEqual({ ...rest, expiresAt: expect.any(String), document: expect.anything() });
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(Number(res.headers.get('content-length'))).toBe(Buffer.byteLength(res.text, 'utf8'));
+    expect(res.headers.get('cache-control')).toBe('no-store');
+    expect(res.headers.get('etag')).toBeNull();
     expect(governed.parkedTransferBytes).toBe(0);
     expect(seen.map((s) => s.op)).toEqual(['open']);
+  });
+
+  it(':refresh answers a replayed View whose document came by reference with that document inline, byte for byte', async () => {
+    const res = await call(`/v1/views/${VIEW}:refresh`, { method: 'POST', bearer: viewer, body: { invocationId: 'inv-by-reference' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(res.body).toMatchObject({
+      event: { eventId: 8 },
+      view: { viewId: VIEW, document: { resourceUri: widget.resourceUri, html: LARGE_HTML, meta: {} } },
+    });
+    expect(governed.parkedTransferBytes).toBe(0);
   });
 
   it('POST /v1/views closes the View when its document cannot be fetched, and answers DATA_LOSS: no grant outlives the failure', async () => {
