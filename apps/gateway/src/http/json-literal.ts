@@ -33,40 +33,43 @@ const BACKSLASH = 0x5c;
 export function jsonStringLiteralOfUtf8(bytes: Uint8Array): Buffer {
   // One pass into a guess of the size, enough for markup and text (a few % of quotes and line breaks); when the
   // bytes need more, the exact size is counted and the pass runs again.
-  return escapeInto(bytes, bytes.length + (bytes.length >> 3) + 2, true) ?? escapeInto(bytes, exactLength(bytes), false)!;
+  const guessed = Buffer.allocUnsafe(bytes.length + (bytes.length >> 3) + 2);
+  const length = escapeInto(bytes, guessed, guessed.length - 7); // room for the longest escape and the closing quote
+  if (length >= 0) return guessed.subarray(0, length);
+  const exact = Buffer.allocUnsafe(exactLength(bytes));
+  escapeInto(bytes, exact, Infinity);
+  return exact;
 }
 
 function exactLength(bytes: Uint8Array): number {
   let extra = 0;
-  for (let i = 0; i < bytes.length; i++) extra += EXTRA[bytes[i]!]!;
+  for (let i = 0; i < bytes.length; i++) extra += EXTRA[bytes[i] ?? 0] ?? 0;
   return bytes.length + extra + 2;
 }
 
-/** The literal; with `guessed`, null when it may not fit in `capacity` bytes (an exact capacity always fits). */
-function escapeInto(bytes: Uint8Array, capacity: number, guessed: boolean): Buffer | null {
-  const out = Buffer.allocUnsafe(capacity);
-  const limit = guessed ? capacity - 7 : Infinity; // room for the longest escape and the closing quote
+/** Writes the literal into `out`: its length, or -1 once more than `limit` bytes were written before the end. */
+function escapeInto(bytes: Uint8Array, out: Buffer, limit: number): number {
   let o = 0;
   out[o++] = QUOTE;
   for (let i = 0; i < bytes.length; i++) {
-    if (o > limit) return null;
-    const byte = bytes[i]!;
-    const extra = EXTRA[byte]!;
+    if (o > limit) return -1;
+    const byte = bytes[i] ?? 0;
+    const extra = EXTRA[byte] ?? 0;
     if (extra === 0) {
       out[o++] = byte;
     } else {
       out[o++] = BACKSLASH;
       if (extra === 1) {
-        out[o++] = SHORT[byte]!;
+        out[o++] = SHORT[byte] ?? 0;
       } else {
         out[o++] = 0x75; // u
         out[o++] = 0x30;
         out[o++] = 0x30;
-        out[o++] = HEX[byte >> 4]!;
-        out[o++] = HEX[byte & 15]!;
+        out[o++] = HEX[byte >> 4] ?? 0;
+        out[o++] = HEX[byte & 15] ?? 0;
       }
     }
   }
   out[o++] = QUOTE;
-  return out.subarray(0, o);
+  return o;
 }
