@@ -31,6 +31,8 @@ export interface BenchPlane {
   client: BusClient;
   /** Each service's metrics, for the stage trace. */
   sources: Record<string, MetricsSource>;
+  /** The plane's PostgreSQL schema prefix (`<prefix><service>`), for the raw baselines written beside a service's own tables. */
+  schemaPrefix: string;
   stop(): Promise<void>;
 }
 
@@ -61,14 +63,15 @@ export async function startBenchPlane(mode: BenchMode, env: Record<string, strin
     fs.rmSync(home, { recursive: true, force: true });
   };
   try {
-    return mode === 'plane' ? await inProcess(common, cleanup) : await asProcesses(common, cleanup);
+    const plane = mode === 'plane' ? await inProcess(common, cleanup) : await asProcesses(common, cleanup);
+    return { ...plane, schemaPrefix: prefix };
   } catch (error) {
     await cleanup();
     throw error;
   }
 }
 
-async function inProcess(env: Record<string, string | undefined>, cleanup: () => Promise<void>): Promise<BenchPlane> {
+async function inProcess(env: Record<string, string | undefined>, cleanup: () => Promise<void>): Promise<Omit<BenchPlane, 'schemaPrefix'>> {
   const withPort = { ...env, APPHOST_PORT: '0' };
   const plane = await startPlane(parsePlaneConfig(withPort), withPort);
   return {
@@ -83,7 +86,7 @@ async function inProcess(env: Record<string, string | undefined>, cleanup: () =>
   };
 }
 
-async function asProcesses(env: Record<string, string | undefined>, cleanup: () => Promise<void>): Promise<BenchPlane> {
+async function asProcesses(env: Record<string, string | undefined>, cleanup: () => Promise<void>): Promise<Omit<BenchPlane, 'schemaPrefix'>> {
   const nats = await startPrivateNats();
   const withNats = { ...env, NATS_URL: nats.url, APPHOST_PORT: String(await freePort()) };
   const config = parseServicesConfig(withNats);

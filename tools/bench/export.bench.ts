@@ -12,14 +12,16 @@ import {
   SealedResolve,
   type RunToolBatchResponse,
 } from '@apphost/contracts';
-import { descriptors, dropSchemasWithPrefix, startPrivateNats, TEST_DATABASE_URL, uniquePrefix } from '@apphost/testing';
+import { descriptors, TEST_DATABASE_URL } from '@apphost/testing';
 import { fixtureSpec, profile, token } from '../plane/catalog-harness';
-import { bootExportPlane, type ExportPlane } from '../plane/exports-harness';
+import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { medianRound, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
-import { sourcesOf, startStageTrace, type Stage } from './stage-trace';
+import { startStageTrace, type Stage } from './stage-trace';
 
 /**
- * The export benchmark (`npm run bench:export`): `POST /v1/exports` through the gateway (authorize, permit, ledger
+ * The export benchmark (`npm run bench:export`), in each `BENCH_MODE` (`plane`: `npm start`, every service in this
+ * process on the in-process bus; `services`: `npm run start:services`, seven processes over a private NATS server;
+ * both by default): `POST /v1/exports` through the gateway (authorize, permit, ledger
  * check, sealed resolve, authorized row, recheck, released row) against the raw work it cannot avoid, in the same
  * run: a sealed-record resolve over the bus plus the same two committed audit writes by hand (INSERT authorized,
  * UPDATE released) in export-audit's own table. 1 and 16 in flight, BENCH_ROUNDS rounds of raw then export (each pair
@@ -73,18 +75,19 @@ function mergeStages(rounds: Stage[][]): Stage[] {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
 async function main(): Promise<void> {
-  const nats = await startPrivateNats();
-  const prefix = uniquePrefix();
+  for (const mode of benchModes()) await runMode(mode);
+}
+
+async function runMode(mode: BenchMode): Promise<void> {
+  const plane = await startBenchPlane(mode, { CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'nonce' }] }), EXPORT_PURGE_INTERVAL_MS: '0' });
   const pool = new Pool({ connectionString: process.env.DATABASE_URL ?? TEST_DATABASE_URL, max: 16 });
-  let plane: ExportPlane | undefined;
   try {
-    plane = await bootExportPlane(nats.url, prefix, { bench: 'nonce' });
     const policy = { projections: ['content', 'structured', 'full'] as const, maxBytes: 64 * 1024, perPrincipalPerMinute: 10_000, bulkCap: 100_000 };
-    await plane.registry.client.request(RegistryPutProfile, {
+    await plane.client.request(RegistryPutProfile, {
       profileId: 'p1',
       profile: { ...profile(), export: { ...policy, projections: [...policy.projections] } },
     });
-    await plane.registry.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
+    await plane.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
     const auth = { authorization: `Bearer ${await token('bench', 'runtime export')}`, 'content-type': 'application/json' };
     const base = plane.base;
     const created = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ appName: 'bench', sessionId: 'bench-1' }) });
@@ -104,8 +107,8 @@ async function main(): Promise<void> {
       functionCallId: d.correlation.functionCallId,
       recordId: d.sealedResultRef!.recordId,
     };
-    const sealed = plane.sealed.client;
-    const table = `"${prefix}export_audit".export_attempts`;
+    const bus = plane.client;
+    const table = `"${plane.schemaPrefix}export_audit".export_attempts`;
 
     let n = 0;
     const viaGateway = async () => {
@@ -125,7 +128,7 @@ async function main(): Promise<void> {
       await res.json();
     };
     const raw = async () => {
-      await sealed.request(SealedResolve, { key });
+      await bus.request(SealedResolve, { key });
       const operationId = `raw-${n++}`;
       await pool.query(
         `INSERT INTO ${table} (tenant, operation_id, export_id, app_name, user_id, session_id, incarnation, event_id, function_call_id, record_id, toolset_id,
@@ -146,12 +149,12 @@ async function main(): Promise<void> {
       const traces: Stage[][] = [];
       for (let round = 0; round < ROUNDS; round++) {
         raws.push(await measured(raw, TOTAL, inflight));
-        const tracing = await startStageTrace(sourcesOf(plane));
+        const tracing = await startStageTrace(plane.sources);
         exports.push(await measured(viaGateway, TOTAL, inflight));
         traces.push(await tracing.trace(TOTAL));
         const [r, e] = [raws[round], exports[round]];
         process.stderr.write(
-          `inflight ${inflight} round ${round + 1}: raw ${r.ops_s.toFixed(1)} ops/s p50 ${r.p50_ms.toFixed(2)} ms, ` +
+          `${mode} inflight ${inflight} round ${round + 1}: raw ${r.ops_s.toFixed(1)} ops/s p50 ${r.p50_ms.toFixed(2)} ms, ` +
             `export ${e.ops_s.toFixed(1)} ops/s p50 ${e.p50_ms.toFixed(2)} ms (cpu ${e.nodeCpuMsPerOp.toFixed(2)} ms/op, loop ${e.eventLoopUtil.toFixed(2)}), ` +
             `ratio ${(e.ops_s / r.ops_s).toFixed(3)}\n`,
         );
@@ -162,6 +165,7 @@ async function main(): Promise<void> {
       console.log(
         JSON.stringify({
           bench: 'export',
+          mode,
           inflight,
           total: TOTAL,
           rounds: ROUNDS,
@@ -179,7 +183,7 @@ async function main(): Promise<void> {
           ...(inflight === 16 ? { target: TARGET_AT_16, meets_target: ratio >= TARGET_AT_16 } : {}),
         }),
       );
-      console.log(JSON.stringify({ bench: 'export', inflight, stage_trace: mergeStages(traces) }));
+      console.log(JSON.stringify({ bench: 'export', mode, inflight, stage_trace: mergeStages(traces) }));
     }
     if (BREAKDOWN_TOTAL > 0) {
       const session = key.session;
@@ -187,13 +191,13 @@ async function main(): Promise<void> {
       const principal = { tenant: 'acme', subject: 'bench', scopes: ['runtime', 'export'] };
       const getEvent = { session, incarnation: ev.incarnation, eventId: ev.eventId, functionCallId: key.functionCallId };
       const parts: Record<string, () => Promise<unknown>> = {
-        'lifecycle-store.get-session': () => sealed.request(LifecycleGetSession, { session }),
-        'lifecycle-store.get-event': () => sealed.request(LifecycleGetEvent, getEvent),
-        'binding-registry.get-toolset': () => sealed.request(RegistryGetToolset, { toolsetId: 'nonce' }),
-        'binding-registry.verify-binding-revision': () => sealed.request(RegistryVerifyBindingRevision, { toolsetId: 'nonce', bindingRevision }),
-        'sealed-result-store.resolve': () => sealed.request(SealedResolve, { key }),
+        'lifecycle-store.get-session': () => bus.request(LifecycleGetSession, { session }),
+        'lifecycle-store.get-event': () => bus.request(LifecycleGetEvent, getEvent),
+        'binding-registry.get-toolset': () => bus.request(RegistryGetToolset, { toolsetId: 'nonce' }),
+        'binding-registry.verify-binding-revision': () => bus.request(RegistryVerifyBindingRevision, { toolsetId: 'nonce', bindingRevision }),
+        'sealed-result-store.resolve': () => bus.request(SealedResolve, { key }),
         'export-audit.export (bus, no gateway)': () =>
-          sealed.request(
+          bus.request(
             ExportAuditExport,
             { principal, session, eventId: ev.eventId, functionCallId: key.functionCallId, operationId: `bus-${n++}`, projection: 'full' },
             { timeoutMs: 30_000 },
@@ -206,13 +210,11 @@ async function main(): Promise<void> {
         const m = await measured(call, BREAKDOWN_TOTAL, 16);
         breakdown[name] = { node_cpu_ms_per_op: round3(m.nodeCpuMsPerOp), ops_s: round3(m.ops_s) };
       }
-      console.log(JSON.stringify({ bench: 'export', inflight: 16, breakdown }));
+      console.log(JSON.stringify({ bench: 'export', mode, inflight: 16, breakdown }));
     }
   } finally {
-    await plane?.stop().catch(() => undefined);
     await pool.end().catch(() => undefined);
-    await nats.stop();
-    await dropSchemasWithPrefix(prefix);
+    await plane.stop().catch(() => undefined);
   }
 }
 
