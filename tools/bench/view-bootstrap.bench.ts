@@ -134,7 +134,7 @@ async function runMode(mode: BenchMode): Promise<void> {
           },
           { timeoutMs: 60_000 },
         );
-        const reference = read.contents[0]?.['textReference'];
+        const reference = read.contents[0]?.['textLiteralReference'];
         if (reference) await plane.client.fetchReference(byteReferenceSchema.parse(reference), { timeoutMs: 60_000 });
       };
 

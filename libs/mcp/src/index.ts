@@ -9,3 +9,4 @@ export * from './lib/mrtr';
 export * from './lib/connection';
 export * from './lib/generation-client';
 export * from './lib/policed-read';
+export * from './lib/json-string-literals';

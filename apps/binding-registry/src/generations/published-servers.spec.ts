@@ -130,9 +130,12 @@ describe('the pdf server serves only the local file it was given', () => {
     const [item] = referenced.contents;
     expect(item).not.toHaveProperty('text');
     expect(item).toMatchObject({ uri: 'ui://pdf-viewer/mcp-app.html', mimeType: APP_MIME_TYPE });
-    const reference = byteReferenceSchema.parse(item['textReference']);
-    expect(reference.totalBytes).toBe(Buffer.byteLength(html, 'utf8'));
-    expect(Buffer.from(await suite.registry.client.fetchReference(reference)).toString('utf8')).toBe(html);
+    // The server's own JSON string token for the text, never decoded by the owner; its text is the document exactly.
+    const reference = byteReferenceSchema.parse(item['textLiteralReference']);
+    expect(item['textBytes']).toBe(Buffer.byteLength(html, 'utf8'));
+    const literal = Buffer.from(await suite.registry.client.fetchReference(reference));
+    expect(literal.length).toBe(reference.totalBytes);
+    expect(JSON.parse(literal.toString('utf8'))).toBe(html);
     // Fetched whole, the owner holds it no longer.
     await expect(suite.registry.client.fetchReference(reference)).rejects.toMatchObject({ code: 'DATA_LOSS' });
   }, 30_000);

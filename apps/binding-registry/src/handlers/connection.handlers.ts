@@ -104,8 +104,9 @@ export class ConnectionHandlers {
   @BusHandler(ConnReadResource, conn)
   read(r: ParsedRequestOf<typeof ConnReadResource>, context: HandlerContext): Promise<ResponseOf<typeof ConnReadResource>> {
     return this.owned.local.run(r.ref, async (connection, local) => {
-      const answer = (await connection.readResource(r.uri, local.policy.readTimeoutMs)) as ResponseOf<typeof ConnReadResource>;
-      if (r.textReferenceFromBytes === undefined) return answer;
+      if (r.textReferenceFromBytes === undefined)
+        return (await connection.readResource(r.uri, local.policy.readTimeoutMs)) as ResponseOf<typeof ConnReadResource>;
+      const answer = (await connection.readResourceKeepingLongTexts(r.uri, local.policy.readTimeoutMs)) as ResponseOf<typeof ConnReadResource>;
       return { ...answer, contents: referenceLargeTexts(answer.contents, r.textReferenceFromBytes, context.hold) };
     });
   }

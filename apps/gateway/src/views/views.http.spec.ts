@@ -33,6 +33,8 @@ const FOREIGN_VIEW = `vw-${'f'.repeat(32)}`;
  * and every kind of character the answer's JSON must escape (quotes, backslashes, line breaks, a C0 control).
  */
 const LARGE_HTML = `\ufeff<!doctype html>\n<p class="x">\t${'é€😀 \\ "q" \u2028'.repeat(60_000)}\u0001</p>\r\n`;
+/** As a server may write it (not as JSON.stringify would: the gateway sends it on as it is). */
+const LARGE_LITERAL = Buffer.from(`"${JSON.stringify(LARGE_HTML).slice(1, -1).replaceAll('é', '\\u00e9')}"`, 'utf8');
 const widget = { widgetId: '7:call-1', eventId: 7, functionCallId: 'call-1', resourceUri: 'ui://w/app.html', tool: 'show', toolsetId: 'ts' };
 
 const sign = (sub: string, scope: string, tenant = 'acme') =>
@@ -105,12 +107,13 @@ beforeAll(async () => {
   governed.register(GovernedOpenView, (r, context) => {
     seen.push({ op: 'open', payload: r });
     if (r.functionCallId === 'legacy') return placeholder(VIEW);
-    if (!['by-reference', 'reference-gone', 'not-utf8'].includes(r.functionCallId)) return live(VIEW);
+    if (!['by-reference', 'reference-gone', 'not-utf8', 'not-literal'].includes(r.functionCallId)) return live(VIEW);
     // A large document stays with its holder (here the stand-in itself): the gateway fetches it.
-    const held = context.hold('document', r.functionCallId === 'not-utf8' ? Buffer.from([0x3c, 0xff, 0xfe, 0x3e]) : Buffer.from(LARGE_HTML, 'utf8'));
-    const htmlReference = r.functionCallId === 'by-reference' ? held : { ...held, transferId: '3b241101-e2bb-4255-8caf-4136c566a962' };
+    const bytes = { 'not-utf8': Buffer.from([0x22, 0x3c, 0xff, 0xfe, 0x3e, 0x22]), 'not-literal': Buffer.from('<p>unquoted</p>') }[r.functionCallId];
+    const held = context.hold('document', bytes ?? LARGE_LITERAL);
+    const htmlLiteralReference = r.functionCallId === 'by-reference' ? held : { ...held, transferId: '3b241101-e2bb-4255-8caf-4136c566a962' };
     const { document, ...view } = live(VIEW) as LiveView;
-    return { ...view, document: { resourceUri: document.resourceUri, meta: document.meta, htmlReference } };
+    return { ...view, document: { resourceUri: document.resourceUri, meta: document.meta, htmlLiteralReference } };
   });
   governed.register(GovernedGetView, (r) => {
     seen.push({ op: 'get', payload: r });
@@ -133,8 +136,8 @@ beforeAll(async () => {
     const event = { eventId: 8, incarnation: 1, rejection: null, functionResponses: [], widgets: [], confirmations: [] };
     if (r.invocationId !== 'inv-by-reference') return { event, view: null };
     const { document, ...view } = live(VIEW) as LiveView;
-    const htmlReference = context.hold('document', Buffer.from(LARGE_HTML, 'utf8'));
-    return { event, view: { ...view, document: { resourceUri: document.resourceUri, meta: document.meta, htmlReference } } };
+    const htmlLiteralReference = context.hold('document', LARGE_LITERAL);
+    return { event, view: { ...view, document: { resourceUri: document.resourceUri, meta: document.meta, htmlLiteralReference } } };
   });
   governed.start();
   await governed.ready();
@@ -264,8 +267,8 @@ describe('gateway View routes', () => {
     expect(seen[1].payload).toEqual({ caller: { principal: { tenant: 'acme', subject: 'alice', scopes: ['view'] }, userId: 'alice' }, viewId: VIEW });
   });
 
-  it('POST /v1/views refuses held bytes that are not UTF-8 as DATA_LOSS, closing the View', async () => {
-    const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId: 'not-utf8' } });
+  it.each(['not-utf8', 'not-literal'])('POST /v1/views refuses held bytes that are not a JSON string of UTF-8 (%s) as DATA_LOSS, closing the View', async (functionCallId) => {
+    const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId } });
     expect(res.status).toBe(500);
     expect(res.body.error).toMatchObject({ code: 'DATA_LOSS' });
     expect(seen.map((s) => s.op)).toEqual(['open', 'close']);

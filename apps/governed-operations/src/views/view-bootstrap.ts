@@ -226,9 +226,9 @@ export class ViewBootstrap {
       expiresAt,
       grant,
       document:
-        document.htmlReference === undefined
+        document.htmlLiteralReference === undefined
           ? { resourceUri: descriptor.resourceUri, html: document.html, meta }
-          : { resourceUri: descriptor.resourceUri, htmlReference: document.htmlReference, meta },
+          : { resourceUri: descriptor.resourceUri, htmlLiteralReference: document.htmlLiteralReference, meta },
       widget: opening.widget,
       toolInput: { arguments: envelope.refresh.arguments.kind === 'inline' ? envelope.refresh.arguments.value : {} },
       toolResult: envelope.result as Record<string, unknown>,

@@ -9,6 +9,8 @@ import { MCP_REASONS, toAppHostError } from './errors';
 import { DEFAULT_MRTR_LIMITS, MrtrBudget, MrtrFlows, stateOnlyRequestState, type InputRequiredOutcome, type MrtrLimits } from './mrtr';
 import { DEFAULT_DISCOVERY_BOUNDS, walkPages, type DiscoveryBounds, type Walked } from './pagination';
 import { StdioDiagnostics } from './stdio-diagnostics';
+import type { JsonStringLiteral } from './json-string-literals';
+import { LongTexts } from './long-texts';
 import { useLinearStdioReads } from './stdio-line-buffer';
 import type { McpTarget, ProtocolMode } from './target';
 
@@ -91,6 +93,8 @@ export class McpConnection {
   private constructor(
     private readonly client: Client,
     private readonly transport: StdioClientTransport | StreamableHTTPClientTransport,
+    /** A stdio connection's long texts of read answers, kept as the server wrote them (none over HTTP). */
+    private readonly longTexts: LongTexts | undefined,
     readonly connectionClass: ConnectionClass,
     readonly capabilities: AdvertisedCapabilities,
     private readonly options: OpenConnectionOptions,
@@ -115,9 +119,10 @@ export class McpConnection {
       // A 2025-era server pushing an elicitation: there is no user on this path, so it is cancelled.
       client.setRequestHandler('elicitation/create', async () => ({ action: 'cancel' as const }));
     }
-    const transport = createTransport(options.target);
+    const longTexts = options.target.kind === 'stdio' ? new LongTexts() : undefined;
+    const transport = createTransport(options.target, longTexts);
     const diagnostics = transport instanceof StdioClientTransport ? new StdioDiagnostics(transport) : undefined;
-    const connection = new McpConnection(client, transport, options.connectionClass, capabilities, options);
+    const connection = new McpConnection(client, transport, longTexts, options.connectionClass, capabilities, options);
     client.onclose = () => connection.markClosed('transport');
     client.onerror = () => undefined; // surfaced through the pending request instead
     try {
@@ -313,12 +318,48 @@ export class McpConnection {
    * bounds every leg together; on a `full` connection an `input_required` answer is refused (INPUT_REQUIRED_DENIED).
    */
   async readResource(uri: string, timeoutMs?: number): Promise<Record<string, unknown>> {
+    return this.withLongTexts(await this.read(uri, timeoutMs), (literal) => ({ text: literal.decode() }));
+  }
+
+  /**
+   * `readResource`, but an item's long `text` (64 KiB or more, on stdio) comes as `textLiteral`: the JSON string token
+   * the server wrote, never decoded. Every other item, and every item over HTTP, comes as `readResource` gives it.
+   */
+  async readResourceKeepingLongTexts(uri: string, timeoutMs?: number): Promise<Record<string, unknown>> {
+    return this.withLongTexts(await this.read(uri, timeoutMs), (literal) => ({ textLiteral: literal }));
+  }
+
+  private async read(uri: string, timeoutMs: number | undefined): Promise<Record<string, unknown>> {
     this.assertOpen('resources/read');
     const timeout = timeoutMs ?? this.defaultTimeout;
     if (this.connectionClass !== 'app-safe') return this.sendRead({ uri }, { timeout });
     return this.appSafeRounds('resources/read', timeout, undefined, (leg, legTimeout) =>
       this.sendRead(leg ? { uri, ...leg } : { uri }, { timeout: legTimeout, maxTotalTimeout: legTimeout, allowInputRequired: true }),
     );
+  }
+
+  /** The answer with each held long text (a marker in `text`) replaced by what `as` makes of its literal. */
+  private withLongTexts(answer: Record<string, unknown>, as: (literal: JsonStringLiteral) => Record<string, unknown>): Record<string, unknown> {
+    const contents = answer['contents'];
+    if (!this.longTexts || !Array.isArray(contents)) return answer;
+    const taken = (contents as unknown[]).map((item) => {
+      const text = (item as Record<string, unknown> | null)?.['text'];
+      const literal = typeof text === 'string' ? this.take(text) : undefined;
+      if (!literal) return item;
+      const { text: _marker, ...rest } = item as Record<string, unknown>;
+      return { ...rest, ...as(literal) };
+    });
+    return { ...answer, contents: taken };
+  }
+
+  private take(text: string): JsonStringLiteral | undefined {
+    try {
+      return this.longTexts?.take(text);
+    } catch {
+      throw new AppHostError('UNAVAILABLE', 'the answer of resources/read lost a long text before it was read: retry the read', {
+        details: { operation: 'resources/read' },
+      });
+    }
   }
 
   /** One wire `resources/read` (a fresh request id); with `allowInputRequired` an `input_required` answer is returned as it came. */
@@ -348,6 +389,7 @@ export class McpConnection {
     this.markClosed('closed');
     await this.client.close().catch(() => undefined);
     await this.transport.close().catch(() => undefined);
+    this.longTexts?.clear();
   }
 
   private get defaultTimeout(): number {
@@ -398,7 +440,7 @@ const flowTimedOutInLeg = (limits: MrtrLimits, operation: RoundOperation) =>
         details: ConnectionReasons.details(MCP_REASONS.inputRequiredTime, { maxTotalMs: limits.maxTotalMs, operation }),
       });
 
-function createTransport(target: McpTarget): StdioClientTransport | StreamableHTTPClientTransport {
+function createTransport(target: McpTarget, longTexts: LongTexts | undefined): StdioClientTransport | StreamableHTTPClientTransport {
   if (target.kind === 'stdio') {
     // The SDK's safe inherited set (PATH, HOME, …) plus the spec's own variables: never the registry's whole environment.
     return useLinearStdioReads(
@@ -410,6 +452,7 @@ function createTransport(target: McpTarget): StdioClientTransport | StreamableHT
         // Piped and drained by StdioDiagnostics: a server that dies at start is quoted in the connect error.
         stderr: 'pipe',
       }),
+      longTexts,
     );
   }
   return new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers: target.headers ?? {}, redirect: 'error' } });

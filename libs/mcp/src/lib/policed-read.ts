@@ -7,7 +7,7 @@ export interface PolicedRead {
   uri: string;
   policy: ResourcePolicy;
   limits: ReadLimits;
-  /** Passed to the owner: a well-formed text of this many UTF-8 bytes or more comes back as a `textReference`. */
+  /** Passed to the owner: a text of this many UTF-8 bytes or more comes back as a `textLiteralReference` and `textBytes`. */
   textReferenceFromBytes?: number;
 }
 

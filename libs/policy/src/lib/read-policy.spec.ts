@@ -61,13 +61,14 @@ describe('resource-read policy', () => {
     expect(checkReadResponse(policy, [blob], limits).totalBytes).toBe(90);
   });
 
-  it('counts a text held by reference at its byte length, and refuses a malformed reference', () => {
-    const referenced = (totalBytes: number) => ({
+  it('counts a text held by reference at its text length (not its literal), and refuses a malformed reference', () => {
+    const referenced = (textBytes: number) => ({
       uri: 'ui://srv/widget.html',
       mimeType: 'text/html',
-      textReference: {
+      textBytes,
+      textLiteralReference: {
         transferId: '3b241101-e2bb-4255-8caf-4136c566a962',
-        totalBytes,
+        totalBytes: textBytes + 10,
         chunkBytes: 524288,
         sha256: 'a'.repeat(64),
         subject: 'apphost.binding-registry.transfer.reg-1.0123456789ab.read-chunk.v1',
@@ -78,6 +79,9 @@ describe('resource-read policy', () => {
       code: 'PAYLOAD_TOO_LARGE',
       details: { reason: 'READ_ITEM_TOO_LARGE' },
     });
-    expect(typed(() => checkReadResponse(policy, [{ ...referenced(80), textReference: { totalBytes: 80 } }], limits)).code).toBe('INTERNAL');
+    expect(typed(() => checkReadResponse(policy, [{ ...referenced(80), textLiteralReference: { totalBytes: 80 } }], limits)).code).toBe('INTERNAL');
+    // A text longer than its literal, a length that is not a count, none at all: the owner answered what it must not.
+    for (const textBytes of [89, -1, 2.5, undefined])
+      expect(typed(() => checkReadResponse(policy, [{ ...referenced(80), textBytes }], limits)).code).toBe('INTERNAL');
   });
 });

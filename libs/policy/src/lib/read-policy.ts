@@ -21,20 +21,28 @@ export function admitReadRequest(policy: ResourcePolicy, uri: string): string {
   return canonical;
 }
 
-/** Decoded size of a content item: UTF-8 bytes of `text` (or of the text its `textReference` holds), decoded bytes of base64 `blob`. */
+/**
+ * Decoded size of a content item: UTF-8 bytes of `text` (or, for a text the owner holds, of the text its literal
+ * holds: `textBytes` beside `textLiteralReference`), decoded bytes of base64 `blob`.
+ */
 export function itemBytes(item: Record<string, unknown>): number {
   const text = item['text'];
   const blob = item['blob'];
-  const reference = item['textReference'];
   let bytes = 0;
-  if (reference !== undefined) {
-    const parsed = byteReferenceSchema.safeParse(reference);
-    if (!parsed.success) throw new AppHostError('INTERNAL', 'the connection owner answered a malformed text reference');
-    bytes += parsed.data.totalBytes;
-  }
+  if (item['textLiteralReference'] !== undefined) bytes += heldTextBytes(item);
   if (typeof text === 'string') bytes += Buffer.byteLength(text, 'utf8');
   if (typeof blob === 'string') bytes += Math.floor((blob.replace(/=+$/, '').length * 3) / 4);
   return bytes;
+}
+
+/** `textBytes` of a held text, checked with its reference: the owner answered what it must. */
+function heldTextBytes(item: Record<string, unknown>): number {
+  const textBytes = item['textBytes'];
+  const reference = byteReferenceSchema.safeParse(item['textLiteralReference']);
+  // A literal is its text's bytes plus two quotes at least, and one text byte takes at most six literal bytes (`\u00XX`).
+  if (!reference.success || !Number.isSafeInteger(textBytes) || (textBytes as number) < 0 || (textBytes as number) > reference.data.totalBytes - 2)
+    throw new AppHostError('INTERNAL', 'the connection owner answered a malformed text reference');
+  return textBytes as number;
 }
 
 /**

@@ -87,10 +87,12 @@ export const ConnCancelCall = defineContract({
 });
 
 /**
- * `resources/read` on the generation. With `textReferenceFromBytes`, a content item whose `text` is well-formed and
- * at least that many UTF-8 bytes comes back without `text` and with `textReference`: a byte reference to exactly
- * those UTF-8 bytes, held by the owner, to be fetched once by whoever needs them (`BusClient.fetchReference`), so
- * the services in between never carry a large document. Other items (and `blob`s) come back as the server sent them.
+ * `resources/read` on the generation. With `textReferenceFromBytes`, a content item whose `text` is at least that
+ * many UTF-8 bytes comes back without `text` and with `textLiteralReference` (a byte reference to the text's JSON
+ * string literal, quotes included: on stdio the very token the server wrote) and `textBytes` (the text's UTF-8
+ * length), held by the owner, to be fetched once by whoever needs it (`BusClient.fetchReference`) and spliced as it
+ * is into a JSON document, so the services in between never carry a large document and nobody decodes it. Other
+ * items (and `blob`s) come back as the server sent them.
  */
 export const ConnReadResource = defineContract({
   service: 'binding-registry',

@@ -18,8 +18,8 @@ export const VIEW_DOCUMENT_REFERENCE_FROM_BYTES = 64 * 1024;
  * connection generation; (3) resolve the sealed record (digest verified); (4) one `resources/read` of the
  * descriptor's `resourceUri` on that generation, under the profile's resource policy; (5) exactly one content item of
  * that canonical URI and `text/html;profile=mcp-app`, within the profile's document limit; (6) activate the grant.
- * A document of `VIEW_DOCUMENT_REFERENCE_FROM_BYTES` or more comes back by reference (`document.htmlReference`),
- * for the caller to fetch from its connection owner.
+ * A document of `VIEW_DOCUMENT_REFERENCE_FROM_BYTES` or more comes back by reference (`document.htmlLiteralReference`:
+ * its JSON string literal), for the caller to fetch from its connection owner.
  * A legacy widget, a missing or corrupt sealed record, a gone or unrecorded generation, or a revoked toolset answer
  * the read-only placeholder instead. A widget the caller may not see is NOT_FOUND.
  */

@@ -165,11 +165,12 @@ export const openViewResponseSchema = z.discriminatedUnion('mode', [liveViewSche
 export type OpenViewResponse = z.infer<typeof openViewResponseSchema>;
 
 /**
- * A live bootstrap as governed-operations answers it on the bus: a large document (`htmlReference`: its UTF-8
- * bytes, held by the connection owner) is fetched by the gateway, so the services in between never carry it.
+ * A live bootstrap as governed-operations answers it on the bus: a large document (`htmlLiteralReference`: the JSON
+ * string literal of its text, as the server wrote it, held by the connection owner) is fetched by the gateway and
+ * spliced into its answer as it is, so the services in between never carry it and nobody decodes it.
  */
 export const liveViewAnswerSchema = liveViewSchema.extend({
-  document: z.union([viewDocumentSchema, viewDocumentSchema.omit({ html: true }).extend({ htmlReference: byteReferenceSchema })]),
+  document: z.union([viewDocumentSchema, viewDocumentSchema.omit({ html: true }).extend({ htmlLiteralReference: byteReferenceSchema })]),
 });
 export type LiveViewAnswer = z.infer<typeof liveViewAnswerSchema>;
 

@@ -23,18 +23,21 @@ function failure(run: () => unknown): { code: string; reason: unknown; details: 
 
 describe('selectAppDocument', () => {
   it('selects a document held by reference by its size, keeping the reference; refuses it beside text or blob, malformed, or too large', () => {
-    const htmlReference = {
+    const htmlLiteralReference = {
       transferId: '3b241101-e2bb-4255-8caf-4136c566a962',
       totalBytes: 900,
       chunkBytes: 524288,
       sha256: 'b'.repeat(64),
       subject: 'apphost.binding-registry.transfer.reg-1.0123456789ab.read-chunk.v1',
     };
-    const referenced = item({ text: undefined, textReference: htmlReference, _meta: { ui: {} } });
-    expect(selectAppDocument([referenced], expected)).toEqual({ htmlReference, bytes: 900, itemMeta: { ui: {} } });
+    // The literal (quotes, escapes) is longer than the text it holds: the size judged is the text's (`textBytes`).
+    const referenced = item({ text: undefined, textLiteralReference: htmlLiteralReference, textBytes: 880, _meta: { ui: {} } });
+    expect(selectAppDocument([referenced], expected)).toEqual({ htmlLiteralReference, bytes: 880, itemMeta: { ui: {} } });
     expect(failure(() => selectAppDocument([{ ...referenced, text: HTML }], expected)).reason).toBe('DOCUMENT_ENCODING_INVALID');
-    expect(failure(() => selectAppDocument([{ ...referenced, textReference: { totalBytes: 900 } }], expected)).reason).toBe('DOCUMENT_ENCODING_INVALID');
-    expect(failure(() => selectAppDocument([referenced], { ...expected, maxBytes: 899 }))).toMatchObject({
+    for (const malformed of [{ textLiteralReference: { totalBytes: 900 } }, { textBytes: undefined }, { textBytes: -1 }, { textBytes: 1.5 }])
+      expect(failure(() => selectAppDocument([{ ...referenced, ...malformed }], expected)).reason).toBe('DOCUMENT_ENCODING_INVALID');
+    expect(selectAppDocument([referenced], { ...expected, maxBytes: 880 }).bytes).toBe(880);
+    expect(failure(() => selectAppDocument([referenced], { ...expected, maxBytes: 879 }))).toMatchObject({
       code: 'PAYLOAD_TOO_LARGE',
       reason: 'DOCUMENT_TOO_LARGE',
     });

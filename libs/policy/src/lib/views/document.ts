@@ -6,16 +6,17 @@ import { canonicalizeUri } from '../uri';
 export const APP_DOCUMENT_MIME_TYPE = 'text/html;profile=mcp-app';
 
 /**
- * The document inline (`html`), or held by its connection owner (`htmlReference`: the UTF-8 bytes of the item's
- * text, answered by reference when the read asked for it), fetched once by whoever renders it.
+ * The document inline (`html`), or held by its connection owner (`htmlLiteralReference`: the item's text as a JSON
+ * string literal, answered by reference when the read asked for it), fetched once by whoever renders it and sent on
+ * as it is, inside the JSON answer it belongs to.
  */
 export type AppDocumentContent =
   | {
       /** Exactly the selected item's `text`, or its `blob` decoded as UTF-8 (a byte-order mark is kept). */
       html: string;
-      htmlReference?: never;
+      htmlLiteralReference?: never;
     }
-  | { html?: never; htmlReference: ByteReference };
+  | { html?: never; htmlLiteralReference: ByteReference };
 
 export type AppDocument = AppDocumentContent & {
   /** UTF-8 length of the document. */
@@ -46,9 +47,9 @@ export function selectAppDocument(contents: readonly Record<string, unknown>[], 
   const item = documents[0];
   const meta = item['_meta'];
   const itemMeta = isRecord(meta) ? meta : undefined;
-  if (item['textReference'] !== undefined) {
-    const htmlReference = documentReference(item, resourceUri, expected.maxBytes);
-    return { htmlReference, bytes: htmlReference.totalBytes, itemMeta };
+  if (item['textLiteralReference'] !== undefined) {
+    const held = documentReference(item, resourceUri, expected.maxBytes);
+    return { htmlLiteralReference: held.reference, bytes: held.bytes, itemMeta };
   }
   const html = documentText(item, resourceUri, expected.maxBytes);
   return { html, bytes: Buffer.byteLength(html, 'utf8'), itemMeta };
@@ -65,14 +66,16 @@ export function isAppDocumentMimeType(mimeType: unknown): boolean {
   return match !== null && match[1].toLowerCase() === 'text/html' && match[2].toLowerCase() === 'profile';
 }
 
-/** A text the owner holds: alone in its item, well-formed as a reference, within the size limit. */
-function documentReference(item: Record<string, unknown>, resourceUri: string, maxBytes: number): ByteReference {
+/** A text the owner holds: alone in its item, well-formed as a reference with its length, within the size limit. */
+function documentReference(item: Record<string, unknown>, resourceUri: string, maxBytes: number): { reference: ByteReference; bytes: number } {
   if (item['text'] !== undefined || item['blob'] !== undefined)
     throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a text reference and text or blob`, { resourceUri });
-  const parsed = byteReferenceSchema.safeParse(item['textReference']);
-  if (!parsed.success) throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a malformed text reference`, { resourceUri });
-  checkSize(parsed.data.totalBytes, resourceUri, maxBytes);
-  return parsed.data;
+  const parsed = byteReferenceSchema.safeParse(item['textLiteralReference']);
+  const bytes = item['textBytes'];
+  if (!parsed.success || !Number.isSafeInteger(bytes) || (bytes as number) < 0)
+    throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a malformed text reference`, { resourceUri });
+  checkSize(bytes as number, resourceUri, maxBytes);
+  return { reference: parsed.data, bytes: bytes as number };
 }
 
 function documentText(item: Record<string, unknown>, resourceUri: string, maxBytes: number): string {
@@ -93,7 +96,7 @@ function documentText(item: Record<string, unknown>, resourceUri: string, maxByt
 }
 
 /**
- * A document's bytes (a decoded `blob`, or the bytes a `textReference` holds) as its HTML: strict UTF-8, a byte-order
+ * A document's bytes (a decoded `blob`) as its HTML: strict UTF-8, a byte-order
  * mark kept (it is content); null when the bytes are not UTF-8. Validated natively first (`isUtf8`, far cheaper than
  * a fatal `TextDecoder` on a large document), then decoded, which valid bytes make exact.
  */
