@@ -267,12 +267,15 @@ describe('gateway View routes', () => {
     expect(seen[1].payload).toEqual({ caller: { principal: { tenant: 'acme', subject: 'alice', scopes: ['view'] }, userId: 'alice' }, viewId: VIEW });
   });
 
-  it.each(['not-utf8', 'not-literal'])('POST /v1/views refuses held bytes that are not a JSON string of UTF-8 (%s) as DATA_LOSS, closing the View', async (functionCallId) => {
-    const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId } });
-    expect(res.status).toBe(500);
-    expect(res.body.error).toMatchObject({ code: 'DATA_LOSS' });
-    expect(seen.map((s) => s.op)).toEqual(['open', 'close']);
-  });
+  it.each(['not-utf8', 'not-literal'])(
+    'POST /v1/views refuses held bytes that are not a JSON string of UTF-8 (%s) as DATA_LOSS, closing the View',
+    async (functionCallId) => {
+      const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId } });
+      expect(res.status).toBe(500);
+      expect(res.body.error).toMatchObject({ code: 'DATA_LOSS' });
+      expect(seen.map((s) => s.op)).toEqual(['open', 'close']);
+    },
+  );
 
   it('POST /v1/views answers a placeholder 200', async () => {
     const res = await call('/v1/views', { method: 'POST', bearer: viewer, body: { ...openBody, functionCallId: 'legacy' } });

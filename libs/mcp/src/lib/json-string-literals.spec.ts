@@ -31,7 +31,17 @@ describe('longStringTokens', () => {
 
 describe('JsonStringLiteral', () => {
   it('keeps the bytes as written and counts the UTF-8 bytes of the text they hold, as Buffer.byteLength does', () => {
-    for (const json of ['""', '"abc"', '"é€😀"', '"\\u00e9\\u20ac\\ud83d\\ude00"', '"\\ud800"', '"\\udc00x"', '"\\ud83dx"', '"\\"\\\\\\/\\b\\f\\n\\r\\t"', '"\\u0000"']) {
+    for (const json of [
+      '""',
+      '"abc"',
+      '"é€😀"',
+      '"\\u00e9\\u20ac\\ud83d\\ude00"',
+      '"\\ud800"',
+      '"\\udc00x"',
+      '"\\ud83dx"',
+      '"\\"\\\\\\/\\b\\f\\n\\r\\t"',
+      '"\\u0000"',
+    ]) {
       const literal = JsonStringLiteral.of(tokenOf(json))!;
       expect(literal).not.toBeNull();
       expect(literal.bytes.toString('utf8')).toBe(json);

@@ -49,7 +49,10 @@ describe('LongTexts', () => {
   it('reads every other line whole, as the SDK does: no pending read, a cancelled one, another answer, a long string elsewhere', () => {
     const lines: [string, (texts: LongTexts) => void][] = [
       [readAnswer(4, item(WRITTEN)), () => undefined],
-      [readAnswer(5, item(WRITTEN)), (t) => (t.sent({ id: 5, method: 'resources/read' }), t.sent({ method: 'notifications/cancelled', params: { requestId: 5 } }))],
+      [
+        readAnswer(5, item(WRITTEN)),
+        (t) => (t.sent({ id: 5, method: 'resources/read' }), t.sent({ method: 'notifications/cancelled', params: { requestId: 5 } })),
+      ],
       [`{"jsonrpc":"2.0","id":6,"result":{"content":[{"type":"text","text":${WRITTEN}}]}}\n`, (t) => t.sent({ id: 6, method: 'tools/call' })],
       [readAnswer(7, item(WRITTEN, `,"_meta":{"note":${WRITTEN}}`)), (t) => t.sent({ id: 7, method: 'resources/read' })],
       [readAnswer(8, `${item('"a"', `,${WRITTEN}:1`)}`), (t) => t.sent({ id: 8, method: 'resources/read' })],
@@ -71,7 +74,7 @@ describe('LongTexts', () => {
     buffer.append(invalidUtf8);
     const sdk = new ReadBuffer();
     sdk.append(invalidUtf8);
-    const ours = buffer.readMessage() as { result: { contents: { text: string }[] } };
+    const ours = buffer.readMessage() as unknown as { result: { contents: { text: string }[] } };
     expect(ours).toEqual(sdk.readMessage());
     expect(ours.result.contents[0].text.endsWith('x\ufffd')).toBe(true);
 
