@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { StreamableFile } from '@nestjs/common';
 
 /**
- * A JSON answer with one string value sent as ready-made literal bytes (`jsonStringLiteralOfUtf8`): the answer is
- * serialized with a marker in that value's place, and the literal is spliced in where the marker's one occurrence
- * is. The marker is random per answer, so no other value of it can be the marker.
+ * A JSON answer with one string value sent as ready-made literal bytes (a JSON string token, quotes included): the
+ * answer is serialized with a marker in that value's place, and the literal is spliced in where the marker's one
+ * occurrence is. The marker is random per answer, so no other value of it can be the marker.
  */
 export interface JsonSplice {
   marker: string;

@@ -13,8 +13,8 @@ import {
 } from '@apphost/contracts';
 import { BrowserRoute, CurrentPrincipal, RequireScopes, SCOPES } from '../auth';
 import { ownSessionKey, parseInput, viewCallerOf } from '../http/request-input';
-import { splicedJson } from '../http/spliced-json';
-import { renderDocument, type RenderedView } from './view-document';
+import { splicedJson, type JsonSplice } from '../http/spliced-json';
+import { renderDocument } from './view-document';
 import { grantOf } from './view-grant';
 import {
   openViewBodySchema,
@@ -68,7 +68,7 @@ export class ViewsController {
     const rendered = await renderDocument(this.bus, answer, caller);
     res.status(rendered.view.mode === 'live' ? 201 : 200);
     res.setHeader('Cache-Control', 'no-store');
-    return replyOf(rendered.view, rendered);
+    return replyOf(rendered.view, rendered.splice);
   }
 
   @Get(':viewId')
@@ -115,11 +115,11 @@ export class ViewsController {
     );
     res.setHeader('Cache-Control', 'no-store');
     const rendered = replay.view && (await renderDocument(this.bus, replay.view, caller));
-    return replyOf({ ...replay, view: rendered ? rendered.view : null }, rendered);
+    return replyOf({ ...replay, view: rendered ? rendered.view : null }, rendered?.splice);
   }
 }
 
-/** The answer as it is, or with its View's document spliced in as the literal of the owner's bytes. */
-function replyOf<T>(answer: T, rendered: RenderedView | null): T | StreamableFile {
-  return rendered?.splice ? splicedJson(answer, rendered.splice) : answer;
+/** The answer as it is, or with its View's document spliced in as the literal the owner held. */
+function replyOf<T>(answer: T, splice: JsonSplice | undefined): T | StreamableFile {
+  return splice ? splicedJson(answer, splice) : answer;
 }

@@ -43,13 +43,13 @@ export const IMPLEMENTED_HOST_CAPABILITIES: ImplementedHostCapabilities = {
   openLinks: false,
 };
 
-/** The largest `resources/read` catalog-policy accepts for one item and in total. */
+/** The largest `resources/read` a View makes, for one item and in total (the bus contract's bound). */
 const READ_LIMIT_BYTES = 8 * 1024 * 1024;
 
 /**
- * catalog-policy refuses an item over the read's `maxItemBytes` (the profile's document limit) itself, with its own
- * reason: the caller of `open-view` gets this service's `DOCUMENT_TOO_LARGE` instead, as for a document over the
- * limit found here. Any other error is returned as it is.
+ * The read's response-side policy (`readUnderPolicy`) refuses an item over `maxItemBytes` (the profile's document
+ * limit) with the read's own reason: the caller of `open-view` gets this service's `DOCUMENT_TOO_LARGE` instead, as
+ * for a document over the limit found at selection. Any other error is returned as it is.
  */
 function documentTooLargeOf(error: unknown, resourceUri: string, maxBytes: number): unknown {
   if (!(error instanceof AppHostError) || error.details?.['reason'] !== 'READ_ITEM_TOO_LARGE') return error;

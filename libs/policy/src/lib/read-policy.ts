@@ -1,4 +1,4 @@
-import { AppHostError, byteReferenceSchema, CatalogReasons } from '@apphost/contracts';
+import { AppHostError, byteReferenceSchema, CatalogReasons, type ByteReference } from '@apphost/contracts';
 import { matchResourcePolicy, type ResourcePolicy } from './resource-policy';
 import { canonicalizeUri } from './uri';
 
@@ -29,20 +29,26 @@ export function itemBytes(item: Record<string, unknown>): number {
   const text = item['text'];
   const blob = item['blob'];
   let bytes = 0;
-  if (item['textLiteralReference'] !== undefined) bytes += heldTextBytes(item);
+  if (item['textLiteralReference'] !== undefined) {
+    const held = heldTextOf(item);
+    if (!held) throw new AppHostError('INTERNAL', 'the connection owner answered a malformed text reference');
+    bytes += held.bytes;
+  }
   if (typeof text === 'string') bytes += Buffer.byteLength(text, 'utf8');
   if (typeof blob === 'string') bytes += Math.floor((blob.replace(/=+$/, '').length * 3) / 4);
   return bytes;
 }
 
-/** `textBytes` of a held text, checked with its reference: the owner answered what it must. */
-function heldTextBytes(item: Record<string, unknown>): number {
-  const textBytes = item['textBytes'];
+/**
+ * A text the connection owner holds (`textLiteralReference` and `textBytes`), read as one: the reference and the
+ * text's UTF-8 length, or undefined when either is malformed or the length cannot fit in its literal (at least its
+ * bytes and two quotes).
+ */
+export function heldTextOf(item: Record<string, unknown>): { reference: ByteReference; bytes: number } | undefined {
   const reference = byteReferenceSchema.safeParse(item['textLiteralReference']);
-  // A literal is its text's bytes plus two quotes at least, and one text byte takes at most six literal bytes (`\u00XX`).
-  if (!reference.success || !Number.isSafeInteger(textBytes) || (textBytes as number) < 0 || (textBytes as number) > reference.data.totalBytes - 2)
-    throw new AppHostError('INTERNAL', 'the connection owner answered a malformed text reference');
-  return textBytes as number;
+  const bytes = item['textBytes'];
+  if (!reference.success || typeof bytes !== 'number' || !Number.isSafeInteger(bytes) || bytes < 0 || bytes > reference.data.totalBytes - 2) return undefined;
+  return { reference: reference.data, bytes };
 }
 
 /**

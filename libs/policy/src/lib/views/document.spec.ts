@@ -34,7 +34,13 @@ describe('selectAppDocument', () => {
     const referenced = item({ text: undefined, textLiteralReference: htmlLiteralReference, textBytes: 880, _meta: { ui: {} } });
     expect(selectAppDocument([referenced], expected)).toEqual({ htmlLiteralReference, bytes: 880, itemMeta: { ui: {} } });
     expect(failure(() => selectAppDocument([{ ...referenced, text: HTML }], expected)).reason).toBe('DOCUMENT_ENCODING_INVALID');
-    for (const malformed of [{ textLiteralReference: { totalBytes: 900 } }, { textBytes: undefined }, { textBytes: -1 }, { textBytes: 1.5 }])
+    for (const malformed of [
+      { textLiteralReference: { totalBytes: 900 } },
+      { textBytes: undefined },
+      { textBytes: -1 },
+      { textBytes: 1.5 },
+      { textBytes: 899 },
+    ])
       expect(failure(() => selectAppDocument([{ ...referenced, ...malformed }], expected)).reason).toBe('DOCUMENT_ENCODING_INVALID');
     expect(selectAppDocument([referenced], { ...expected, maxBytes: 880 }).bytes).toBe(880);
     expect(failure(() => selectAppDocument([referenced], { ...expected, maxBytes: 879 }))).toMatchObject({

@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
-import { AppHostError, byteReferenceSchema, GovernedReasons, type ByteReference } from '@apphost/contracts';
+import { AppHostError, GovernedReasons, type ByteReference } from '@apphost/contracts';
+import { heldTextOf } from '../read-policy';
 import { canonicalizeUri } from '../uri';
 
 /** The MCP Apps document type (`RESOURCE_MIME_TYPE` of ext-apps). */
@@ -70,12 +71,10 @@ export function isAppDocumentMimeType(mimeType: unknown): boolean {
 function documentReference(item: Record<string, unknown>, resourceUri: string, maxBytes: number): { reference: ByteReference; bytes: number } {
   if (item['text'] !== undefined || item['blob'] !== undefined)
     throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a text reference and text or blob`, { resourceUri });
-  const parsed = byteReferenceSchema.safeParse(item['textLiteralReference']);
-  const bytes = item['textBytes'];
-  if (!parsed.success || !Number.isSafeInteger(bytes) || (bytes as number) < 0)
-    throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a malformed text reference`, { resourceUri });
-  checkSize(bytes as number, resourceUri, maxBytes);
-  return { reference: parsed.data, bytes: bytes as number };
+  const held = heldTextOf(item);
+  if (!held) throw documentError('DOCUMENT_ENCODING_INVALID', `the document of ${resourceUri} has a malformed text reference`, { resourceUri });
+  checkSize(held.bytes, resourceUri, maxBytes);
+  return held;
 }
 
 function documentText(item: Record<string, unknown>, resourceUri: string, maxBytes: number): string {
