@@ -14,6 +14,7 @@ import {
 } from '@apphost/contracts';
 import { descriptors, TEST_DATABASE_URL } from '@apphost/testing';
 import { fixtureSpec, profile, token } from '../plane/catalog-harness';
+import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { medianRound, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
 import { startStageTrace, type Stage } from './stage-trace';
@@ -88,17 +89,17 @@ async function runMode(mode: BenchMode): Promise<void> {
       profile: { ...profile(), export: { ...policy, projections: [...policy.projections] } },
     });
     await plane.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
-    const auth = { authorization: `Bearer ${await token('bench', 'runtime export')}`, 'content-type': 'application/json' };
-    const base = plane.base;
-    const created = await fetch(`${base}/v1/sessions`, { method: 'POST', headers: auth, body: JSON.stringify({ appName: 'bench', sessionId: 'bench-1' }) });
+    const bearer = await token('bench', 'runtime export');
+    const http = benchHttp(plane);
+    const created = await http('POST', '/v1/sessions', { bearer, origin: null, body: { appName: 'bench', sessionId: 'bench-1' } });
     if (created.status !== 201) throw new Error(`session create: ${created.status}`);
-    const batch = await fetch(`${base}/v1/sessions/bench-1/tool-batches`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ appName: 'bench', invocationId: 'inv-bench', calls: [{ tool: 'start-session', arguments: {} }] }),
+    const batch = await http('POST', '/v1/sessions/bench-1/tool-batches', {
+      bearer,
+      origin: null,
+      body: { appName: 'bench', invocationId: 'inv-bench', calls: [{ tool: 'start-session', arguments: {} }] },
     });
     if (batch.status !== 200) throw new Error(`batch: ${batch.status}`);
-    const ev = (await batch.json()) as RunToolBatchResponse;
+    const ev = batch.body as RunToolBatchResponse;
     const [d] = descriptors(ev);
     const key = {
       session: { tenant: 'acme', appName: 'bench', userId: 'bench', sessionId: 'bench-1' },
@@ -112,20 +113,12 @@ async function runMode(mode: BenchMode): Promise<void> {
 
     let n = 0;
     const viaGateway = async () => {
-      const res = await fetch(`${base}/v1/exports`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({
-          appName: 'bench',
-          sessionId: 'bench-1',
-          eventId: ev.eventId,
-          functionCallId: key.functionCallId,
-          operationId: `op-${n++}`,
-          projection: 'full',
-        }),
+      const res = await http('POST', '/v1/exports', {
+        bearer,
+        origin: null,
+        body: { appName: 'bench', sessionId: 'bench-1', eventId: ev.eventId, functionCallId: key.functionCallId, operationId: `op-${n++}`, projection: 'full' },
       });
-      if (res.status !== 200) throw new Error(`export: ${res.status} ${await res.text()}`);
-      await res.json();
+      if (res.status !== 200) throw new Error(`export: ${res.status} ${res.text}`);
     };
     const raw = async () => {
       await bus.request(SealedResolve, { key });
@@ -143,6 +136,8 @@ async function runMode(mode: BenchMode): Promise<void> {
     };
     await runLoad(viaGateway, WARMUP, 1);
     await runLoad(raw, WARMUP, 1);
+    const edgeOp = edgeFloor(http);
+    await runLoad(edgeOp, WARMUP, 1);
     for (const inflight of [1, 16]) {
       const raws: Round[] = [];
       const exports: Round[] = [];
@@ -159,6 +154,7 @@ async function runMode(mode: BenchMode): Promise<void> {
             `ratio ${(e.ops_s / r.ops_s).toFixed(3)}\n`,
         );
       }
+      const edge = await runLoad(edgeOp, TOTAL, inflight);
       const ratios = exports.map((e, i) => e.ops_s / raws[i].ops_s);
       const ratio = median(ratios);
       const [baseline, exported] = [medianRound(raws) as Round, medianRound(exports) as Round];
@@ -178,6 +174,7 @@ async function runMode(mode: BenchMode): Promise<void> {
           raw_node_cpu_ms_per_op: round3(baseline.nodeCpuMsPerOp),
           export_node_cpu_ms_per_op: round3(exported.nodeCpuMsPerOp),
           export_event_loop_util: round3(exported.eventLoopUtil),
+          ...edgeFields(edge),
           throughput_ratio: round3(ratio),
           round_ratios: ratios.map(round3),
           ...(inflight === 16 ? { target: TARGET_AT_16, meets_target: ratio >= TARGET_AT_16 } : {}),

@@ -11,7 +11,8 @@ import {
 import { readUnderPolicy } from '@apphost/mcp';
 import { publishedBasicVanillaJs, publishedPdf, type PublishedServer } from '@apphost/testing';
 import { token } from '../plane/catalog-harness';
-import { sessionWithUiCall, VIEW_ORIGIN, viewHttp, viewProfile } from '../plane/views-harness';
+import { sessionWithUiCall, VIEW_ORIGIN, viewProfile } from '../plane/views-harness';
+import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
 import { startStageTrace } from './stage-trace';
@@ -55,7 +56,7 @@ async function runMode(mode: BenchMode): Promise<void> {
   });
   const clients: Client[] = [];
   try {
-    const http = viewHttp(plane);
+    const http = benchHttp(plane);
     const bearer = await token('bench', 'runtime view');
     const base = viewProfile();
     const benchProfile: HostProfile = { ...base, limits: { ...base.limits, readTimeoutMs: 120_000 } };
@@ -143,8 +144,11 @@ async function runMode(mode: BenchMode): Promise<void> {
       await runLoad(floorRead, warmup, 1);
       await runLoad(viaGateway, warmup, 1);
       await closeOpened();
+      const edgeOp = edgeFloor(http);
+      await runLoad(edgeOp, warmup, 1);
       for (const inflight of [1, 16]) {
         const raw = await runLoad(directRead, doc.total, inflight);
+        const edge = await runLoad(edgeOp, doc.total, inflight);
         let cpu = process.cpuUsage();
         const floor = await runLoad(floorRead, doc.total, inflight);
         const floorCpu = cpuMsPerOp(cpu, doc.total);
@@ -160,6 +164,7 @@ async function runMode(mode: BenchMode): Promise<void> {
         console.log(
           JSON.stringify({
             ...line(mode, doc, bytes, inflight, raw, floor, view),
+            ...edgeFields(edge),
             floor_node_cpu_ms_per_op: round3(floorCpu),
             view_node_cpu_ms_per_op: round3(viewCpu),
           }),

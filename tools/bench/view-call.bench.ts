@@ -5,7 +5,8 @@ import { requestOnGeneration } from '@apphost/mcp';
 import { fixtureServerCommand } from '@apphost/testing';
 import { fixtureSpec, token } from '../plane/catalog-harness';
 import { openView, resultOf, viewRpc } from '../plane/view-rpc-harness';
-import { VIEW_ORIGIN, viewHttp, viewProfile } from '../plane/views-harness';
+import { VIEW_ORIGIN, viewProfile } from '../plane/views-harness';
+import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
@@ -47,8 +48,9 @@ async function runMode(mode: BenchMode): Promise<void> {
     const put = await plane.client.request(RegistryPutToolset, { toolsetId: 'bench', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 60_000 });
     if (put.status.state !== 'PROFILE_BOUND') throw new Error(`toolset bench is ${put.status.state}, not PROFILE_BOUND`);
     const bearer = await token('bench', 'runtime view');
-    const view = await openView(viewHttp(plane), bearer, { appName: 'bench', sessionId: 'bench-call', tool: 'start-session' });
-    const rpc = viewRpc(viewHttp(plane));
+    const http = benchHttp(plane);
+    const view = await openView(http, bearer, { appName: 'bench', sessionId: 'bench-call', tool: 'start-session' });
+    const rpc = viewRpc(http);
     const args = { text: 'hello from the View', count: 3 };
     const viaGateway = async () => resultOf(await rpc.call(view, 'echo', args));
 
@@ -75,6 +77,8 @@ async function runMode(mode: BenchMode): Promise<void> {
     await runLoad(ownerCall, WARMUP, 1);
     await runLoad(floor.op, WARMUP, 1);
     await runLoad(viaGateway, WARMUP, 1);
+    const edgeOp = edgeFloor(http);
+    await runLoad(edgeOp, WARMUP, 1);
     // The plane's own background CPU (heartbeats, sweeps, pollers) while nothing is asked: part of every per-call figure.
     const idleSince = process.cpuUsage();
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
@@ -82,6 +86,7 @@ async function runMode(mode: BenchMode): Promise<void> {
     console.log(JSON.stringify({ bench: 'view-call', mode, idle_node_cpu_ms_per_s: round3((idle.user + idle.system) / IDLE_MS) }));
     for (const inflight of [1, 16]) {
       const raw = await runLoad(directCall, TOTAL, inflight);
+      const edge = await runLoad(edgeOp, TOTAL, inflight);
       const owner = await runLoad(ownerCall, TOTAL, inflight);
       const commits = await runLoad(floor.op, TOTAL, inflight);
       const tracing = await startStageTrace(plane.sources);
@@ -92,7 +97,9 @@ async function runMode(mode: BenchMode): Promise<void> {
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
       );
-      console.log(JSON.stringify({ ...line(mode, inflight, { raw, owner, commits, view: viewCall }), view_node_cpu_ms_per_op: round3(viewCpu) }));
+      console.log(
+        JSON.stringify({ ...line(mode, inflight, { raw, owner, commits, view: viewCall }), ...edgeFields(edge), view_node_cpu_ms_per_op: round3(viewCpu) }),
+      );
       console.log(JSON.stringify({ bench: 'view-call', mode, inflight, stage_trace: stages }));
     }
   } finally {

@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
 import { fixtureServerCommand } from '@apphost/testing';
+import { benchHttp, edgeFields, edgeFloor } from '../bench/bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from '../bench/bench-plane';
 import { startCommitFloor } from '../bench/commit-floor';
 import { positiveIntEnv, round3, runBench, runLoad } from '../bench/harness';
@@ -43,32 +44,31 @@ async function runMode(mode: BenchMode): Promise<void> {
     if (put.status.state !== 'PROFILE_BOUND') throw new Error(`toolset nonce is ${put.status.state}, not PROFILE_BOUND`);
     const fixture = fixtureServerCommand('stateful-nonce');
     await direct.connect(new StdioClientTransport({ ...fixture, env: getDefaultEnvironment(), stderr: 'ignore' }));
-    const auth = { authorization: `Bearer ${await token('bench')}`, 'content-type': 'application/json' };
-    const created = await fetch(`${plane.base}/v1/sessions`, {
-      method: 'POST',
-      headers: auth,
-      body: JSON.stringify({ appName: 'bench', sessionId: 'bench-1' }),
-    });
-    if (created.status !== 201) throw new Error(`session create: ${created.status} ${await created.text()}`);
+    const bearer = await token('bench');
+    const http = benchHttp(plane);
+    const created = await http('POST', '/v1/sessions', { bearer, origin: null, body: { appName: 'bench', sessionId: 'bench-1' } });
+    if (created.status !== 201) throw new Error(`session create: ${created.status} ${created.text}`);
     let n = 0;
     const viaGateway = async () => {
-      const res = await fetch(`${plane.base}/v1/sessions/bench-1/tool-batches`, {
-        method: 'POST',
-        headers: auth,
-        body: JSON.stringify({ appName: 'bench', invocationId: `inv-${n++}`, calls: [{ tool: 'start-session', arguments: {} }] }),
+      const res = await http('POST', '/v1/sessions/bench-1/tool-batches', {
+        bearer,
+        origin: null,
+        body: { appName: 'bench', invocationId: `inv-${n++}`, calls: [{ tool: 'start-session', arguments: {} }] },
       });
-      if (res.status !== 200) throw new Error(`batch: ${res.status} ${await res.text()}`);
-      await res.json();
+      if (res.status !== 200) throw new Error(`batch: ${res.status} ${res.text}`);
     };
     const directCall = () => direct.callTool({ name: 'start-session', arguments: {} });
     await runLoad(viaGateway, WARMUP, 1);
     await runLoad(directCall, WARMUP, 1);
     await runLoad(floor.op, WARMUP, 1);
+    const edgeOp = edgeFloor(http);
+    await runLoad(edgeOp, WARMUP, 1);
     for (const inflight of [1, 16]) {
       const rawCpu = process.cpuUsage();
       const raw = await runLoad(directCall, TOTAL, inflight);
       const rawCpuMs = cpuMsSince(rawCpu);
       const commits = await runLoad(floor.op, TOTAL, inflight);
+      const edge = await runLoad(edgeOp, TOTAL, inflight);
       const tracing = await startStageTrace(plane.sources);
       const batchCpu = process.cpuUsage();
       const batch = await runLoad(viaGateway, TOTAL, inflight);
@@ -98,6 +98,7 @@ async function runMode(mode: BenchMode): Promise<void> {
           floor_p50_ms: round3(commits.p50_ms),
           floor_ops_s: round3(commits.ops_s),
           added_over_floor: round3(added / commits.p50_ms),
+          ...edgeFields(edge),
           target_added_p50_ms: TARGET_ADDED_P50_MS,
           ...(inflight === 16
             ? { target_ratio: TARGET_RATIO_16, meets_target: added <= TARGET_ADDED_P50_MS && ratio >= TARGET_RATIO_16 }
