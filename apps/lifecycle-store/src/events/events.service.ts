@@ -13,7 +13,7 @@ import { loadOrAdopt } from '../sessions/adoption';
 import type { LifecycleRecord, LifecycleRepository } from '../sessions/lifecycle.repository';
 import { failedPrecondition, notFound } from '../sessions/replies';
 import { locateCall } from './call-locator';
-import type { EventLedgerRepository } from './event-ledger.repository';
+import type { EventLedgerRepository, StoredEvent } from './event-ledger.repository';
 import { finalizeEvents, toPublicEvent } from './finalizer';
 
 export interface EventsDeps {
@@ -110,7 +110,11 @@ export async function locateOnLedger(
   deps: Pick<EventsDeps, 'ledger'>,
   req: { session: SessionKey; incarnation: number; eventId: number; functionCallId: string },
 ): Promise<GetEventResponse> {
-  const stored = await deps.ledger.one(req.session, req.incarnation, req.eventId);
+  return locateStored(await deps.ledger.one(req.session, req.incarnation, req.eventId), req);
+}
+
+/** The call of `req` on an event already read (null: there is none), as `get-event` answers it, or NOT_FOUND. */
+export function locateStored(stored: StoredEvent | null, req: { eventId: number; functionCallId: string }): GetEventResponse {
   if (!stored) throw new AppHostError('NOT_FOUND', `event ${req.eventId} does not exist`);
   const located = locateCall(stored.body as LedgerEventInput, req.functionCallId);
   if (!located) throw new AppHostError('NOT_FOUND', `function call ${req.functionCallId} has no widget or sealed result on event ${req.eventId}`);

@@ -12,15 +12,15 @@ import {
 } from '@apphost/contracts';
 import type { FaultPoints, Logger } from '@apphost/runtime';
 import type { LifecycleConfig } from '../config';
-import type { EventLedgerRepository } from '../events/event-ledger.repository';
-import { appendEvents, getEvent, listEvents, locateOnLedger } from '../events/events.service';
+import type { EventLedgerRepository, StoredEvent } from '../events/event-ledger.repository';
+import { appendEvents, getEvent, listEvents, locateStored } from '../events/events.service';
 import type { LifecycleFaultPoint } from '../lifecycle.faults';
 import type { LifecycleMetrics } from '../metrics';
 import { loadOrAdopt } from './adoption';
 import { driveCascade } from './cascade-driver';
 import { createSession, recoverCreation, type CreateRequest } from './create-session';
 import { deleteSession } from './delete-session';
-import type { LifecycleRepository } from './lifecycle.repository';
+import type { LifecycleRecord, LifecycleRepository, RevocationKey } from './lifecycle.repository';
 import { notFound, toSnapshot } from './replies';
 
 export interface LifecycleServiceDeps {
@@ -78,20 +78,21 @@ export class LifecycleService {
   }
 
   /**
-   * The session's record and, when it is `ACTIVE(n)`, the call's event on incarnation n's ledger: `get-session` then
-   * `get-event` on one record read (null session: it does not exist; null event: not ACTIVE; `missing`: NOT_FOUND).
+   * `get-session-standing` and `get-widget-standing`: when the principal was revoked (null: it is not), the session's
+   * record and, with `event`, the call's event on an `ACTIVE(n)` record's ledger (null session: it does not exist;
+   * null event: not asked, or not ACTIVE; `missing`: NOT_FOUND) — one statement (`LifecycleRepository.standing`). A
+   * legacy session is adopted first, as `get` does, and its event read on the adopted incarnation.
    */
-  async sessionWithEvent(req: { session: SessionKey; eventId: number; functionCallId: string }): Promise<SessionWithEvent> {
+  async standing(req: {
+    session: SessionKey;
+    principal: RevocationKey;
+    event?: { eventId: number; functionCallId: string };
+  }): Promise<SessionWithEvent & { revokedAt: Date | null }> {
+    const found = await this.deps.repo.standing(req.session, req.principal, req.event?.eventId ?? null);
+    if (found.record || !found.legacy) return { revokedAt: found.revokedAt, ...withEvent(found.record, req.event, found.event) };
     const record = await loadOrAdopt(this.deps.repo, this.deps.metrics, req.session);
-    if (!record) return { session: null, event: null };
-    const session = toSnapshot(record);
-    if (record.state !== 'ACTIVE') return { session, event: null };
-    try {
-      return { session, event: { located: await locateOnLedger(this.deps, { ...req, incarnation: record.incarnation }) } };
-    } catch (error) {
-      if (error instanceof AppHostError && error.code === 'NOT_FOUND') return { session, event: { missing: error.message } };
-      throw error;
-    }
+    const event = record?.state === 'ACTIVE' && req.event ? await this.deps.ledger.one(req.session, record.incarnation, req.event.eventId) : null;
+    return { revokedAt: found.revokedAt, ...withEvent(record, req.event, event) };
   }
 
   /**
@@ -124,5 +125,18 @@ export class LifecycleService {
 
   private cascadeDeps() {
     return { ...this.deps, participants: this.deps.config.LIFECYCLE_CASCADE_PARTICIPANTS, timeoutMs: this.deps.config.LIFECYCLE_CASCADE_TIMEOUT_MS };
+  }
+}
+
+/** A standing's session and event as `get-widget-standing` answers them, from the record and the event read with it. */
+function withEvent(record: LifecycleRecord | null, ask: { eventId: number; functionCallId: string } | undefined, stored: StoredEvent | null): SessionWithEvent {
+  if (!record) return { session: null, event: null };
+  const session = toSnapshot(record);
+  if (!ask || record.state !== 'ACTIVE') return { session, event: null };
+  try {
+    return { session, event: { located: locateStored(stored, ask) } };
+  } catch (error) {
+    if (error instanceof AppHostError && error.code === 'NOT_FOUND') return { session, event: { missing: error.message } };
+    throw error;
   }
 }
