@@ -264,26 +264,16 @@ describeOnPostgres('lifecycle-store get-event', (target) => {
     });
 
     it('get-session-standing and get-widget-standing as the first touch of a legacy session row adopt it as ACTIVE(1), then read its ledger', async () => {
-      const legacyRow = async () => {
-        const key = h.key('legacy-standing');
-        await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
-          key.tenant,
-          key.appName,
-          key.userId,
-          key.sessionId,
-        ]);
-        return key;
-      };
       const principal = { tenant: 'acme', subject: 'legacy-standing@example.test' };
       await h.client.request(LifecycleSetPrincipalRevocation, { principal, revoked: true });
-      const first = await legacyRow();
+      const first = await h.legacySession();
       await expect(h.client.request(LifecycleGetSessionStanding, { principal: { ...principal, tenant: first.tenant }, session: first })).resolves.toMatchObject(
         {
           revoked: true,
           session: { incarnation: 1, state: 'ACTIVE', adopted: true },
         },
       );
-      const second = await legacyRow();
+      const second = await h.legacySession();
       const standing = () =>
         h.client.request(LifecycleGetWidgetStanding, { principal: { ...principal, tenant: second.tenant }, session: second, eventId: 1, functionCallId: 'c1' });
       await expect(standing()).resolves.toMatchObject({

@@ -271,13 +271,7 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
     });
 
     it('migration: a legacy session row is adopted lazily as ACTIVE(1) with an adoption marker, never as a creation', async () => {
-      const key = h.key('legacy');
-      await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
-        key.tenant,
-        key.appName,
-        key.userId,
-        key.sessionId,
-      ]);
+      const key = await h.legacySession();
       const views = await Promise.all(Array.from({ length: 8 }, () => h.client.request(LifecycleGetSession, { session: key })));
       for (const v of views) expect(v).toMatchObject({ incarnation: 1, state: 'ACTIVE', adopted: true, version: 1 });
       const record = await h.record(key);
@@ -293,13 +287,7 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
     });
 
     it('migration: an append is the first touch of a legacy row — it adopts, then appends', async () => {
-      const key = h.key('legacy');
-      await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
-        key.tenant,
-        key.appName,
-        key.userId,
-        key.sessionId,
-      ]);
+      const key = await h.legacySession();
       await expect(
         h.client.request(LifecycleAppendEvents, { session: key, incarnation: 1, provenance: { path: 'session-api' }, events: [note('patch')] }),
       ).resolves.toEqual({
@@ -310,16 +298,7 @@ describeOnPostgres('lifecycle-store fenced creation', (target) => {
     });
 
     it('migration: a create or a delete as the first touch of a legacy row adopts it (the read-free first attempts write nothing over it)', async () => {
-      const legacy = async () => {
-        const key = h.key('legacy');
-        await h.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
-          key.tenant,
-          key.appName,
-          key.userId,
-          key.sessionId,
-        ]);
-        return key;
-      };
+      const legacy = () => h.legacySession();
       const created = await legacy();
       await expect(create(created, 'op-new')).rejects.toMatchObject({ code: 'CONFLICT', details: { reason: 'ALREADY_EXISTS' } });
       expect(await h.record(created)).toMatchObject({ state: 'ACTIVE', incarnation: 1, adopted: true, creation_operation_id: null, version: 1 });

@@ -166,6 +166,18 @@ export class LifecycleHarness {
     return (await this.db.query(text, params)).rows as T[];
   }
 
+  /** A legacy session: a session row that no lifecycle record has adopted yet (as before the lifecycle migration). */
+  async legacySession(label = 'legacy'): Promise<SessionKey> {
+    const key = this.key(label);
+    await this.sql(`INSERT INTO session_rows (tenant, app_name, user_id, session_id) VALUES ($1, $2, $3, $4)`, [
+      key.tenant,
+      key.appName,
+      key.userId,
+      key.sessionId,
+    ]);
+    return key;
+  }
+
   async record(
     key: SessionKey,
   ): Promise<
