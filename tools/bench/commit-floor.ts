@@ -11,6 +11,8 @@ export interface FloorCommit {
 export interface CommitFloor {
   /** One operation of the floor: every commit of the list, one after another, each its own fsync'd transaction. */
   op(): Promise<void>;
+  /** One primary-key read of a committed row (a retained-outcome lookup before any execution): one round trip. */
+  lookup(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -32,11 +34,16 @@ export async function startCommitFloor(commits: readonly FloorCommit[]): Promise
     await pool.query(`CREATE TABLE ${schema}.${commit.name} (id bigserial PRIMARY KEY, key text NOT NULL UNIQUE, body bytea NOT NULL)`);
   }
   const payloads = commits.map((commit) => ({ sql: `INSERT INTO ${schema}.${commit.name} (key, body) VALUES ($1, $2)`, body: randomBytes(commit.bytes) }));
+  const lookupSql = `SELECT body FROM ${schema}.${commits[0].name} WHERE key = $1`;
+  await pool.query(payloads[0].sql, ['k0', payloads[0].body]);
   let n = 0;
   return {
     async op() {
       const key = `k${++n}`;
       for (const { sql, body } of payloads) await pool.query({ name: sql, text: sql, values: [key, body] });
+    },
+    async lookup() {
+      await pool.query({ name: lookupSql, text: lookupSql, values: ['k0'] });
     },
     async stop() {
       await pool.query(`DROP SCHEMA ${schema} CASCADE`).catch(() => undefined);

@@ -10,6 +10,7 @@ import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { floorPart, measured, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -41,6 +42,8 @@ async function runMode(mode: BenchMode): Promise<void> {
   });
   const direct = new Client({ name: 'bench-direct', version: '1' }, {});
   const floor = await startCommitFloor(FLOOR);
+  // The View's state (any replica serves any View) read, and the call's live id claimed, in the coordination store.
+  const viewState = await startRedisFloor(512);
   try {
     // The default profile allows 600 calls a View a minute: a benchmark makes more.
     const rpcLimits = { perViewPerMinute: 100_000, perSessionPerMinute: 1_000_000, queueDepth: 64 };
@@ -76,19 +79,38 @@ async function runMode(mode: BenchMode): Promise<void> {
     await runLoad(directCall, WARMUP, 1);
     await runLoad(ownerCall, WARMUP, 1);
     await runLoad(floor.op, WARMUP, 1);
+    await runLoad(floor.lookup, WARMUP, 1);
     await runLoad(viaGateway, WARMUP, 1);
     const edgeOp = edgeFloor(http);
     await runLoad(edgeOp, WARMUP, 1);
+    // The post-queue barrier's fresh visibility listing (the RFC: current tool visibility, an out-of-lock paginated
+    // `tools/list`) before the call, and the gateway's token check.
+    const listing = () => direct.listTools();
+    const tokenOp = tokenCheck(bearer);
+    await runLoad(listing, WARMUP, 1);
+    await runLoad(tokenOp, WARMUP, 1);
     // The plane's own background CPU (heartbeats, sweeps, pollers) while nothing is asked: part of every per-call figure.
     const idleSince = process.cpuUsage();
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
     const idle = process.cpuUsage(idleSince);
     console.log(JSON.stringify({ bench: 'view-call', mode, idle_node_cpu_ms_per_s: round3((idle.user + idle.system) / IDLE_MS) }));
     for (const inflight of [1, 16]) {
-      const raw = await runLoad(directCall, TOTAL, inflight);
-      const edge = await runLoad(edgeOp, TOTAL, inflight);
+      const directRun = await measured(directCall, TOTAL, inflight);
+      const raw = directRun.latency;
+      const edgeRun = await measured(edgeOp, TOTAL, inflight);
+      const edge = edgeRun.latency;
       const owner = await runLoad(ownerCall, TOTAL, inflight);
-      const commits = await runLoad(floor.op, TOTAL, inflight);
+      const commitsRun = await measured(floor.op, TOTAL, inflight);
+      const commits = commitsRun.latency;
+      const required = [
+        floorPart('edge', edgeRun),
+        floorPart('token', await measured(tokenOp, TOTAL, inflight)),
+        floorPart('view', await measured(viewState.read, TOTAL, inflight)),
+        floorPart('live-id', await measured(viewState.write, TOTAL, inflight)),
+        floorPart('listing', await measured(listing, TOTAL, inflight)),
+        floorPart('call', directRun, 0),
+        floorPart('commits', commitsRun),
+      ];
       const tracing = await startStageTrace(plane.sources);
       const cpu = process.cpuUsage();
       const viewCall = await runLoad(viaGateway, TOTAL, inflight);
@@ -98,13 +120,19 @@ async function runMode(mode: BenchMode): Promise<void> {
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
       );
       console.log(
-        JSON.stringify({ ...line(mode, inflight, { raw, owner, commits, view: viewCall }), ...edgeFields(edge), view_node_cpu_ms_per_op: round3(viewCpu) }),
+        JSON.stringify({
+          ...line(mode, inflight, { raw, owner, commits, view: viewCall }),
+          ...edgeFields(edge),
+          ...requiredFloorFields(mode, required, raw, { addedP50Ms: TARGET_ADDED_P50_MS, ...(inflight === 16 ? { ratio: TARGET_RATIO_16 } : {}) }),
+          view_node_cpu_ms_per_op: round3(viewCpu),
+        }),
       );
       console.log(JSON.stringify({ bench: 'view-call', mode, inflight, stage_trace: stages }));
     }
   } finally {
     await direct.close().catch(() => undefined);
     await floor.stop().catch(() => undefined);
+    await viewState.stop().catch(() => undefined);
     await plane.stop().catch(() => undefined);
   }
 }

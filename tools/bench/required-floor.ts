@@ -1,0 +1,97 @@
+import { createSecretKey, randomBytes } from 'node:crypto';
+import Redis from 'ioredis';
+import { jwtVerify } from 'jose';
+import { TEST_REDIS_URL } from '@apphost/testing';
+import { JWT } from '../plane/catalog-harness';
+import type { BenchMode } from './bench-plane';
+import { round3, runLoad, type Measurement } from './harness';
+
+/** One run of an operation: its latencies and this process's CPU per operation (user + system). */
+export interface Measured {
+  latency: Measurement;
+  cpuMsPerOp: number;
+}
+
+export async function measured(op: () => Promise<unknown>, total: number, inflight: number): Promise<Measured> {
+  const since = process.cpuUsage();
+  const latency = await runLoad(op, total, inflight);
+  const used = process.cpuUsage(since);
+  return { latency, cpuMsPerOp: (used.user + used.system) / 1000 / total };
+}
+
+/**
+ * One part of the work a governed path cannot skip, measured raw in the bench's process: what it adds to the path's
+ * latency over the direct baseline (serial on the path, so the parts' figures add up) and the CPU it costs.
+ */
+export interface FloorPart {
+  name: string;
+  addedP50Ms: number;
+  cpuMsPerOp: number;
+}
+
+export const floorPart = (name: string, run: Measured, addedP50Ms = run.latency.p50_ms): FloorPart => ({ name, addedP50Ms, cpuMsPerOp: run.cpuMsPerOp });
+
+/** The gateway's token check, as every request through it pays it: the bench's HS256 JWT verified with its issuer and audience. */
+export function tokenCheck(bearer: string): () => Promise<void> {
+  const key = createSecretKey(Buffer.from(JWT.secret, 'utf8'));
+  return async () => {
+    await jwtVerify(bearer, key, { issuer: JWT.issuer, audience: JWT.audience, algorithms: ['HS256'], requiredClaims: ['exp', 'sub'] });
+  };
+}
+
+/** The coordination store's round trips a path's design requires (a View's lease, a producing-generation record), raw. */
+export interface RedisFloor {
+  /** One `SET … PX … NX` of `bytes` under a fresh key. */
+  write(): Promise<void>;
+  /** One `GET` of a stored key. */
+  read(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startRedisFloor(bytes: number): Promise<RedisFloor> {
+  const redis = new Redis(TEST_REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  await redis.connect();
+  const prefix = `bench-floor:${randomBytes(4).toString('hex')}:`;
+  const value = randomBytes(bytes).toString('base64').slice(0, bytes);
+  await redis.set(`${prefix}read`, value, 'PX', 600_000);
+  let n = 0;
+  return {
+    async write() {
+      await redis.set(`${prefix}${++n}`, value, 'PX', 60_000, 'NX');
+    },
+    async read() {
+      await redis.get(`${prefix}read`);
+    },
+    async stop() {
+      await redis.quit();
+    },
+  };
+}
+
+/**
+ * The path's required floor from its parts, measured in the same run: `required_floor_added_p50_ms` is the least the
+ * path can add over the direct baseline at this level (the parts are serial on it); in `plane` mode, where the gateway
+ * and every service share this process's one event loop, `required_floor_ceiling_ops_s` is the most operations per
+ * second that loop could serve doing nothing but the required work (1000 ÷ the parts' CPU per operation, the call's
+ * own client side included), and `required_floor_ceiling_ratio` that ceiling over the direct baseline's throughput.
+ * `floor_prevents_target`: the floor alone is above the added-latency target, or (`plane`, with a throughput target)
+ * its ceiling is below the throughput target.
+ */
+export function requiredFloorFields(
+  mode: BenchMode,
+  parts: readonly FloorPart[],
+  direct: Measurement,
+  targets: { addedP50Ms: number; ratio?: number },
+): Record<string, unknown> {
+  const added = parts.reduce((sum, p) => sum + p.addedP50Ms, 0);
+  const cpu = parts.reduce((sum, p) => sum + p.cpuMsPerOp, 0);
+  const ceiling = 1000 / cpu;
+  const ceilingRatio = ceiling / direct.ops_s;
+  const ceilingPrevents = mode === 'plane' && targets.ratio !== undefined && ceilingRatio < targets.ratio;
+  return {
+    required_floor: Object.fromEntries(parts.map((p) => [p.name, { added_p50_ms: round3(p.addedP50Ms), cpu_ms_per_op: round3(p.cpuMsPerOp) }])),
+    required_floor_added_p50_ms: round3(added),
+    ...(mode === 'plane' ? { required_floor_ceiling_ops_s: round3(ceiling), required_floor_ceiling_ratio: round3(ceilingRatio) } : {}),
+    floor_prevents_target: added > targets.addedP50Ms || ceilingPrevents,
+  };
+}
