@@ -123,7 +123,7 @@ async function runMode(mode: BenchMode): Promise<void> {
         JSON.stringify({
           ...line(mode, inflight, { raw, owner, commits, view: viewCall }),
           ...edgeFields(edge),
-          ...requiredFloorFields(mode, required, raw, { addedP50Ms: TARGET_ADDED_P50_MS, ...(inflight === 16 ? { ratio: TARGET_RATIO_16 } : {}) }),
+          ...requiredFloorFields(mode, required, raw, inflight === 16 ? { ratio: TARGET_RATIO_16 } : { addedP50Ms: TARGET_ADDED_P50_MS }),
           view_node_cpu_ms_per_op: round3(viewCpu),
         }),
       );
