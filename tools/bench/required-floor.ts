@@ -76,19 +76,20 @@ export async function startRedisFloor(bytes: number): Promise<RedisFloor> {
  * own client side included), and `required_floor_ceiling_ratio` that ceiling over the direct baseline's throughput.
  * `floor_prevents_target` judges the level's own target: at 1 in flight, whether the floor alone is above the
  * added-latency target; at 16, whether (`plane`) the ceiling ratio is below the throughput target — `null` in
- * `services` mode, where the required CPU is spread over processes this one does not measure.
+ * `services` mode, where the required CPU is spread over processes this one does not measure, and at a level with no
+ * target.
  */
 export function requiredFloorFields(
   mode: BenchMode,
   parts: readonly FloorPart[],
   direct: Measurement,
-  target: { addedP50Ms: number } | { ratio: number },
+  target: { addedP50Ms: number } | { ratio: number } | null,
 ): Record<string, unknown> {
   const added = parts.reduce((sum, p) => sum + p.addedP50Ms, 0);
   const cpu = parts.reduce((sum, p) => sum + p.cpuMsPerOp, 0);
   const ceiling = 1000 / cpu;
   const ceilingRatio = ceiling / direct.ops_s;
-  const prevents = 'addedP50Ms' in target ? added > target.addedP50Ms : mode === 'plane' ? ceilingRatio < target.ratio : null;
+  const prevents = target === null ? null : 'addedP50Ms' in target ? added > target.addedP50Ms : mode === 'plane' ? ceilingRatio < target.ratio : null;
   return {
     required_floor: Object.fromEntries(parts.map((p) => [p.name, { added_p50_ms: round3(p.addedP50Ms), cpu_ms_per_op: round3(p.cpuMsPerOp) }])),
     required_floor_added_p50_ms: round3(added),
