@@ -2,13 +2,13 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { RegistryPutProfile, RegistryPutToolset } from '@apphost/contracts';
 import { fixtureServerCommand } from '@apphost/testing';
-import { benchHttp, edgeFields, edgeFloor } from '../bench/bench-http';
-import { benchModes, startBenchPlane, type BenchMode } from '../bench/bench-plane';
-import { startCommitFloor } from '../bench/commit-floor';
-import { positiveIntEnv, round3, runBench, runLoad } from '../bench/harness';
-import { floorPart, measured, requiredFloorFields, startRedisFloor, tokenCheck } from '../bench/required-floor';
-import { startStageTrace } from '../bench/stage-trace';
-import { fixtureSpec, profile, token } from './catalog-harness';
+import { fixtureSpec, profile, token } from '../plane/catalog-harness';
+import { benchHttp, edgeFields, edgeFloor } from './bench-http';
+import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
+import { startCommitFloor } from './commit-floor';
+import { positiveIntEnv, round3, runBench, runLoad } from './harness';
+import { floorPart, measured, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
+import { startStageTrace } from './stage-trace';
 
 /**
  * The model-batch benchmark (`npm run bench:model-batch`): a one-call UI batch (`start-session` of the
@@ -18,7 +18,7 @@ import { fixtureSpec, profile, token } from './catalog-harness';
  * a UI batch requires (the seal, the append), raw. JSON lines on stdout (p50/p99, added latency, throughput ratio,
  * the floor, the stage trace); progress on stderr.
  *
- * Run: node -r ./tools/register.cjs tools/plane/tool-batches.bench.ts
+ * Run: node -r ./tools/register.cjs tools/bench/model-batch.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
 const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
