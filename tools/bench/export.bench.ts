@@ -16,8 +16,8 @@ import { descriptors, TEST_DATABASE_URL } from '@apphost/testing';
 import { fixtureSpec, profile, token } from '../plane/catalog-harness';
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
-import { medianRound, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
-import { floorPart, measured as measuredPart, requiredFloorFields, tokenCheck } from './required-floor';
+import { measured, medianRound, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { floorPart, requiredFloorFields, tokenCheck } from './required-floor';
 import { startStageTrace, type Stage } from './stage-trace';
 
 /**
@@ -50,12 +50,10 @@ interface Round extends Measurement {
   eventLoopUtil: number;
 }
 
-async function measured(call: () => Promise<unknown>, total: number, inflight: number): Promise<Round> {
-  const cpu0 = process.cpuUsage();
+async function measuredRound(call: () => Promise<unknown>, total: number, inflight: number): Promise<Round> {
   const elu0 = performance.eventLoopUtilization();
-  const m = await runLoad(call, total, inflight);
-  const cpu = process.cpuUsage(cpu0);
-  return { ...m, nodeCpuMsPerOp: (cpu.user + cpu.system) / 1000 / total, eventLoopUtil: performance.eventLoopUtilization(elu0).utilization };
+  const { latency, cpuMsPerOp } = await measured(call, total, inflight);
+  return { ...latency, nodeCpuMsPerOp: cpuMsPerOp, eventLoopUtil: performance.eventLoopUtilization(elu0).utilization };
 }
 
 /** The stage traces of several rounds as one: requests per operation over all of them, mean time weighted by count. */
@@ -146,9 +144,9 @@ async function runMode(mode: BenchMode): Promise<void> {
       const exports: Round[] = [];
       const traces: Stage[][] = [];
       for (let round = 0; round < ROUNDS; round++) {
-        raws.push(await measured(raw, TOTAL, inflight));
+        raws.push(await measuredRound(raw, TOTAL, inflight));
         const tracing = await startStageTrace(plane.sources);
-        exports.push(await measured(viaGateway, TOTAL, inflight));
+        exports.push(await measuredRound(viaGateway, TOTAL, inflight));
         traces.push(await tracing.trace(TOTAL));
         const [r, e] = [raws[round], exports[round]];
         process.stderr.write(
@@ -157,7 +155,7 @@ async function runMode(mode: BenchMode): Promise<void> {
             `ratio ${(e.ops_s / r.ops_s).toFixed(3)}\n`,
         );
       }
-      const edgeRun = await measuredPart(edgeOp, TOTAL, inflight);
+      const edgeRun = await measured(edgeOp, TOTAL, inflight);
       const edge = edgeRun.latency;
       const ratios = exports.map((e, i) => e.ops_s / raws[i].ops_s);
       const ratio = median(ratios);
@@ -165,7 +163,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       // What an export cannot skip beside the raw work: the request through the gateway's edge and its token check.
       const required = [
         floorPart('edge', edgeRun),
-        floorPart('token', await measuredPart(tokenOp, TOTAL, inflight)),
+        floorPart('token', await measured(tokenOp, TOTAL, inflight)),
         floorPart('raw', { latency: baseline, cpuMsPerOp: baseline.nodeCpuMsPerOp }, 0),
       ];
       console.log(
@@ -216,7 +214,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       for (const [name, call] of Object.entries(parts)) {
         await runLoad(call, WARMUP, 16);
         const m = await measured(call, BREAKDOWN_TOTAL, 16);
-        breakdown[name] = { node_cpu_ms_per_op: round3(m.nodeCpuMsPerOp), ops_s: round3(m.ops_s) };
+        breakdown[name] = { node_cpu_ms_per_op: round3(m.cpuMsPerOp), ops_s: round3(m.latency.ops_s) };
       }
       console.log(JSON.stringify({ bench: 'export', mode, inflight: 16, breakdown }));
     }

@@ -37,6 +37,19 @@ export async function runLoad(call: () => Promise<unknown>, total: number, infli
   return { total, ops_s: total / seconds, p50_ms: percentile(latencies, 0.5), p95_ms: percentile(latencies, 0.95), p99_ms: percentile(latencies, 0.99) };
 }
 
+/** One run of `runLoad` with this process's CPU per call (user + system): in `plane` mode, what a call costs the plane. */
+export interface Measured {
+  latency: Measurement;
+  cpuMsPerOp: number;
+}
+
+export async function measured(call: () => Promise<unknown>, total: number, inflight: number): Promise<Measured> {
+  const since = process.cpuUsage();
+  const latency = await runLoad(call, total, inflight);
+  const used = process.cpuUsage(since);
+  return { latency, cpuMsPerOp: (used.user + used.system) / 1000 / total };
+}
+
 /** Nearest-rank percentile of an ascending array. */
 export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN;

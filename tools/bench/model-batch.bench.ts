@@ -6,8 +6,8 @@ import { fixtureSpec, profile, token } from '../plane/catalog-harness';
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
-import { positiveIntEnv, round3, runBench, runLoad } from './harness';
-import { floorPart, measured, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
+import { measured, positiveIntEnv, round3, runBench, runLoad } from './harness';
+import { floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -75,7 +75,6 @@ async function runMode(mode: BenchMode): Promise<void> {
     for (const inflight of [1, 16]) {
       const direct1 = await measured(directCall, TOTAL, inflight);
       const raw = direct1.latency;
-      const rawCpuMs = direct1.cpuMsPerOp * TOTAL;
       const floorCommits = await measured(floor.op, TOTAL, inflight);
       const commits = floorCommits.latency;
       const edgeRun = await measured(edgeOp, TOTAL, inflight);
@@ -93,7 +92,6 @@ async function runMode(mode: BenchMode): Promise<void> {
       const tracing = await startStageTrace(plane.sources);
       const batchRun = await measured(viaGateway, TOTAL, inflight);
       const batch = batchRun.latency;
-      const batchCpuMs = batchRun.cpuMsPerOp * TOTAL;
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, batch p50 ${batch.p50_ms.toFixed(2)} ms\n`,
@@ -126,8 +124,8 @@ async function runMode(mode: BenchMode): Promise<void> {
             ? { target_ratio: TARGET_RATIO_16, meets_target: added <= TARGET_ADDED_P50_MS && ratio >= TARGET_RATIO_16 }
             : { meets_target: added <= TARGET_ADDED_P50_MS }),
           // CPU of this process per operation: in plane mode the whole plane runs in it (the stdio servers do not).
-          direct_node_cpu_ms_per_op: round3(rawCpuMs / TOTAL),
-          batch_node_cpu_ms_per_op: round3(batchCpuMs / TOTAL),
+          direct_node_cpu_ms_per_op: round3(direct1.cpuMsPerOp),
+          batch_node_cpu_ms_per_op: round3(batchRun.cpuMsPerOp),
         }),
       );
       console.log(JSON.stringify({ bench: 'model-batch', mode, inflight, stage_trace: stages }));

@@ -4,20 +4,7 @@ import { jwtVerify } from 'jose';
 import { TEST_REDIS_URL } from '@apphost/testing';
 import { JWT } from '../plane/catalog-harness';
 import type { BenchMode } from './bench-plane';
-import { round3, runLoad, type Measurement } from './harness';
-
-/** One run of an operation: its latencies and this process's CPU per operation (user + system). */
-export interface Measured {
-  latency: Measurement;
-  cpuMsPerOp: number;
-}
-
-export async function measured(op: () => Promise<unknown>, total: number, inflight: number): Promise<Measured> {
-  const since = process.cpuUsage();
-  const latency = await runLoad(op, total, inflight);
-  const used = process.cpuUsage(since);
-  return { latency, cpuMsPerOp: (used.user + used.system) / 1000 / total };
-}
+import { round3, type Measured, type Measurement } from './harness';
 
 /**
  * One part of the work a governed path cannot skip, measured raw in the bench's process: what it adds to the path's

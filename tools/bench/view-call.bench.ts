@@ -9,8 +9,8 @@ import { VIEW_ORIGIN, viewProfile } from '../plane/views-harness';
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
-import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
-import { floorPart, measured, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
+import { measured, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -79,7 +79,6 @@ async function runMode(mode: BenchMode): Promise<void> {
     await runLoad(directCall, WARMUP, 1);
     await runLoad(ownerCall, WARMUP, 1);
     await runLoad(floor.op, WARMUP, 1);
-    await runLoad(floor.lookup, WARMUP, 1);
     await runLoad(viaGateway, WARMUP, 1);
     const edgeOp = edgeFloor(http);
     await runLoad(edgeOp, WARMUP, 1);
@@ -112,9 +111,9 @@ async function runMode(mode: BenchMode): Promise<void> {
         floorPart('commits', commitsRun),
       ];
       const tracing = await startStageTrace(plane.sources);
-      const cpu = process.cpuUsage();
-      const viewCall = await runLoad(viaGateway, TOTAL, inflight);
-      const viewCpu = cpuMsPerOp(cpu, TOTAL);
+      // This process's CPU per View call: in `plane` mode what a call costs the plane (the fixtures are not counted); in
+      // `services` mode only the load generator's. The figure to compare between runs on a shared machine.
+      const { latency: viewCall, cpuMsPerOp: viewCpu } = await measured(viaGateway, TOTAL, inflight);
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
@@ -135,16 +134,6 @@ async function runMode(mode: BenchMode): Promise<void> {
     await viewState.stop().catch(() => undefined);
     await plane.stop().catch(() => undefined);
   }
-}
-
-/**
- * CPU of this process per View call since `since` (user + system). In `plane` mode the gateway and every service
- * run in it, so this is what a call costs the plane (the fixture's processes are not counted); in `services` mode it
- * is only the load generator's. It is the figure to compare between runs on a shared machine.
- */
-function cpuMsPerOp(since: NodeJS.CpuUsage, total: number): number {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1000 / total;
 }
 
 function line(mode: BenchMode, inflight: number, m: Record<'raw' | 'owner' | 'commits' | 'view', Measurement>): Record<string, unknown> {
