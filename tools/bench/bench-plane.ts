@@ -1,7 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BusClient, NatsTransport } from '@apphost/bus';
+import { BusClient, NatsTransport, type BusTransport } from '@apphost/bus';
 import { dropSchemasWithPrefix, freePort, startPrivateNats, TEST_DATABASE_URL, TEST_REDIS_URL, uniquePrefix } from '@apphost/testing';
 import { JWT_GATEWAY_ENV } from '../plane/catalog-harness';
 import { startPlane } from '../plane/plane';
@@ -29,6 +29,10 @@ export interface BenchPlane {
   base: string;
   /** A client on the plane's bus (setup, and the reference paths a bench measures beside the gateway's). */
   client: BusClient;
+  /** The bus `client` is on: the plane's in-process bus, or a connection to its NATS server. */
+  transport: BusTransport;
+  /** The plane's private NATS server (`services` mode), or null (`plane` mode: the bus is in this process). */
+  natsUrl: string | null;
   /** Each service's metrics, for the stage trace. */
   sources: Record<string, MetricsSource>;
   /** The plane's PostgreSQL schema prefix (`<prefix><service>`), for the raw baselines written beside a service's own tables. */
@@ -78,6 +82,8 @@ async function inProcess(env: Record<string, string | undefined>, cleanup: () =>
     mode: 'plane',
     base: plane.url.replace('localhost', '127.0.0.1'),
     client: new BusClient({ transport: plane.transport, defaultTimeoutMs: 30_000 }),
+    transport: plane.transport,
+    natsUrl: null,
     sources: Object.fromEntries(plane.services.map((service) => [service.name, () => service.context.metrics.registry.metrics()])),
     stop: async () => {
       await plane.stop();
@@ -103,6 +109,8 @@ async function asProcesses(env: Record<string, string | undefined>, cleanup: () 
     mode: 'services',
     base: `http://${config.APPHOST_HOST}:${config.APPHOST_PORT}`,
     client: new BusClient({ transport, defaultTimeoutMs: 30_000 }),
+    transport,
+    natsUrl: nats.url,
     sources: Object.fromEntries(services.processes().map((p) => [p.name, probe(p.probePort)])),
     stop: async () => {
       await transport.close();

@@ -1,8 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { connect } from 'nats';
 import { BusClient, encodeJson, NatsTransport } from '@apphost/bus';
+import { startResponder } from './bus-hop';
 import { echoContract, NATS_URL, newRunId, rawSubject, samplePayload, TIMEOUT_MS } from './echo.contract';
 import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
 
@@ -19,8 +17,6 @@ const LEVELS = [
 // transport sets, so the ratio is reported against both and the option cannot flatter the figure.
 const VARIANTS = ['raw-nats', 'raw-nats-tuned', 'typed-bus'] as const;
 type Variant = (typeof VARIANTS)[number];
-
-const repoRoot = path.resolve(__dirname, '..', '..');
 
 async function main(): Promise<void> {
   const runId = newRunId();
@@ -81,24 +77,6 @@ async function main(): Promise<void> {
 
 function resultLine(variant: Variant, inflight: number, m: Measurement): object {
   return { bench: 'bus', variant, inflight, total: m.total, ops_s: Math.round(m.ops_s), p50_ms: round3(m.p50_ms), p99_ms: round3(m.p99_ms) };
-}
-
-/** Spawns bus-responder.ts and resolves once it prints "ready"; its stdin stays open so it dies with us. */
-function startResponder(runId: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'tools/register.cjs'), path.join(__dirname, 'bus-responder.ts'), runId], {
-    cwd: repoRoot,
-    stdio: ['pipe', 'pipe', 'inherit'],
-  });
-  process.on('exit', () => child.kill('SIGTERM'));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('bus-responder did not become ready within 60 s')), 60_000);
-    child.once('exit', (code) => reject(new Error(`bus-responder exited with code ${code} before it was ready`)));
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      if (line.trim() !== 'ready') return;
-      clearTimeout(timer);
-      resolve(child);
-    });
-  });
 }
 
 runBench('bench:bus', main);

@@ -6,8 +6,10 @@ import { fixtureSpec, profile, token } from '../plane/catalog-harness';
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
+import { startBusHop } from './bus-hop';
+import { profiled } from './cpu-profile';
 import { measured, positiveIntEnv, round3, runBench, runLoad } from './harness';
-import { floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
+import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -29,6 +31,19 @@ const FLOOR = [
   { name: 'seal', bytes: 512 },
   { name: 'append', bytes: 512 },
 ];
+/**
+ * The least serial bus hops of a UI batch under the design's service split (each service owns its state): the
+ * gateway hands the batch over; admission reads the session while the registry owner lists (asked together, one
+ * step); the owner re-lists on the target generation and calls (counted as one hop though today they are two); the
+ * seal; the append after it.
+ */
+const HOPS = [
+  'gateway → governed-operations',
+  'lifecycle-store (session) beside the registry owner (discovery listing)',
+  'registry owner (re-list, then the call)',
+  'sealed-result-store (the seal)',
+  'lifecycle-store (the append)',
+];
 
 async function runMode(mode: BenchMode): Promise<void> {
   const plane = await startBenchPlane(mode, { CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'nonce' }] }) });
@@ -36,6 +51,7 @@ async function runMode(mode: BenchMode): Promise<void> {
   // The producing-generation record (about its size) the batch writes host-privately before the append.
   const producerRecord = await startRedisFloor(640);
   const floor = await startCommitFloor(FLOOR);
+  const hop = await startBusHop(plane);
   try {
     await plane.client.request(RegistryPutProfile, { profileId: 'p1', profile: profile() });
     const put = await plane.client.request(RegistryPutToolset, { toolsetId: 'nonce', spec: fixtureSpec('stateful-nonce', 'p1') }, { timeoutMs: 30_000 });
@@ -70,6 +86,7 @@ async function runMode(mode: BenchMode): Promise<void> {
     await runLoad(directCall, WARMUP, 1);
     await runLoad(floor.op, WARMUP, 1);
     await runLoad(floor.lookup, WARMUP, 1);
+    await runLoad(hop.op, WARMUP, 1);
     const edgeOp = edgeFloor(http);
     await runLoad(edgeOp, WARMUP, 1);
     for (const inflight of [1, 16]) {
@@ -88,9 +105,10 @@ async function runMode(mode: BenchMode): Promise<void> {
         floorPart('call', direct1, 0),
         floorPart('producer', await measured(producerRecord.write, TOTAL, inflight)),
         floorPart('commits', floorCommits),
+        floorHops(HOPS, await measured(hop.op, TOTAL, inflight)),
       ];
       const tracing = await startStageTrace(plane.sources);
-      const batchRun = await measured(viaGateway, TOTAL, inflight);
+      const batchRun = await profiled(`model-batch-${mode}-${inflight}`, () => measured(viaGateway, TOTAL, inflight));
       const batch = batchRun.latency;
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
@@ -133,6 +151,7 @@ async function runMode(mode: BenchMode): Promise<void> {
   } finally {
     await direct.close().catch(() => undefined);
     await floor.stop().catch(() => undefined);
+    await hop.stop().catch(() => undefined);
     await producerRecord.stop().catch(() => undefined);
     await plane.stop().catch(() => undefined);
   }

@@ -14,9 +14,23 @@ export interface FloorPart {
   name: string;
   addedP50Ms: number;
   cpuMsPerOp: number;
+  /** For `hops`: the serial steps counted, in order. */
+  serial?: readonly string[];
 }
 
 export const floorPart = (name: string, run: Measured, addedP50Ms = run.latency.p50_ms): FloorPart => ({ name, addedP50Ms, cpuMsPerOp: run.cpuMsPerOp });
+
+/**
+ * The bus hops the design puts on a path (`serial`, one after another: each service owns its state, so the path asks
+ * each owner in turn), each one a measured `BusHop` (`bus-hop.ts`): its latency and CPU times their count. Work
+ * that could share a hop is counted as one, so this is the least the split costs, never more.
+ */
+export const floorHops = (serial: readonly string[], hop: Measured): FloorPart => ({
+  name: 'hops',
+  addedP50Ms: serial.length * hop.latency.p50_ms,
+  cpuMsPerOp: serial.length * hop.cpuMsPerOp,
+  serial,
+});
 
 /** The gateway's token check, as every request through it pays it: the bench's HS256 JWT verified with its issuer and audience. */
 export function tokenCheck(bearer: string): () => Promise<void> {
@@ -78,7 +92,9 @@ export function requiredFloorFields(
   const ceilingRatio = ceiling / direct.ops_s;
   const prevents = target === null ? null : 'addedP50Ms' in target ? added > target.addedP50Ms : mode === 'plane' ? ceilingRatio < target.ratio : null;
   return {
-    required_floor: Object.fromEntries(parts.map((p) => [p.name, { added_p50_ms: round3(p.addedP50Ms), cpu_ms_per_op: round3(p.cpuMsPerOp) }])),
+    required_floor: Object.fromEntries(
+      parts.map((p) => [p.name, { added_p50_ms: round3(p.addedP50Ms), cpu_ms_per_op: round3(p.cpuMsPerOp), ...(p.serial ? { serial: p.serial } : {}) }]),
+    ),
     required_floor_added_p50_ms: round3(added),
     ...(mode === 'plane' ? { required_floor_ceiling_ops_s: round3(ceiling), required_floor_ceiling_ratio: round3(ceilingRatio) } : {}),
     floor_prevents_target: prevents,

@@ -13,6 +13,7 @@ import { publishedBasicVanillaJs, publishedPdf, type PublishedServer } from '@ap
 import { token } from '../plane/catalog-harness';
 import { sessionWithUiCall, VIEW_ORIGIN, viewProfile } from '../plane/views-harness';
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
+import { profiled } from './cpu-profile';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
 import { startStageTrace } from './stage-trace';
@@ -154,7 +155,7 @@ async function runMode(mode: BenchMode): Promise<void> {
         const floorCpu = cpuMsPerOp(cpu, doc.total);
         const tracing = await startStageTrace(plane.sources);
         cpu = process.cpuUsage();
-        const view = await runLoad(viaGateway, doc.total, inflight);
+        const view = await profiled(`view-bootstrap-${mode}-${doc.name}-${inflight}`, () => runLoad(viaGateway, doc.total, inflight));
         const viewCpu = cpuMsPerOp(cpu, doc.total);
         const stages = await tracing.trace(doc.total);
         await closeOpened();

@@ -9,8 +9,10 @@ import { VIEW_ORIGIN, viewProfile } from '../plane/views-harness';
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
+import { startBusHop } from './bus-hop';
+import { profiled } from './cpu-profile';
 import { measured, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
-import { floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
+import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -32,6 +34,12 @@ const TARGET_ADDED_P50_MS = 3;
 const TARGET_RATIO_16 = 0.4;
 /** About the size of one app audit event. */
 const FLOOR = [{ name: 'audit', bytes: 768 }];
+/**
+ * The least serial bus hops of a View call under the design's service split: the gateway hands the call over; the
+ * registry owner lists for the barrier and calls (counted as one hop though today the listing goes through
+ * catalog-policy and the call is a second request); the audit event is appended in lifecycle-store.
+ */
+const HOPS = ['gateway → governed-operations', 'registry owner (the barrier listing, then the call)', 'lifecycle-store (the audit event)'];
 /** How long the plane's idle CPU is measured before the levels. */
 const IDLE_MS = 3_000;
 
@@ -44,6 +52,7 @@ async function runMode(mode: BenchMode): Promise<void> {
   const floor = await startCommitFloor(FLOOR);
   // The View's state (any replica serves any View) read, and the call's live id claimed, in the coordination store.
   const viewState = await startRedisFloor(512);
+  const hop = await startBusHop(plane);
   try {
     // The default profile allows 600 calls a View a minute: a benchmark makes more.
     const rpcLimits = { perViewPerMinute: 100_000, perSessionPerMinute: 1_000_000, queueDepth: 64 };
@@ -88,6 +97,7 @@ async function runMode(mode: BenchMode): Promise<void> {
     const tokenOp = tokenCheck(bearer);
     await runLoad(listing, WARMUP, 1);
     await runLoad(tokenOp, WARMUP, 1);
+    await runLoad(hop.op, WARMUP, 1);
     // The plane's own background CPU (heartbeats, sweeps, pollers) while nothing is asked: part of every per-call figure.
     const idleSince = process.cpuUsage();
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
@@ -109,11 +119,12 @@ async function runMode(mode: BenchMode): Promise<void> {
         floorPart('listing', await measured(listing, TOTAL, inflight)),
         floorPart('call', directRun, 0),
         floorPart('commits', commitsRun),
+        floorHops(HOPS, await measured(hop.op, TOTAL, inflight)),
       ];
       const tracing = await startStageTrace(plane.sources);
       // This process's CPU per View call: in `plane` mode what a call costs the plane (the fixtures are not counted); in
       // `services` mode only the load generator's. The figure to compare between runs on a shared machine.
-      const { latency: viewCall, cpuMsPerOp: viewCpu } = await measured(viaGateway, TOTAL, inflight);
+      const { latency: viewCall, cpuMsPerOp: viewCpu } = await profiled(`view-call-${mode}-${inflight}`, () => measured(viaGateway, TOTAL, inflight));
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
@@ -132,6 +143,7 @@ async function runMode(mode: BenchMode): Promise<void> {
     await direct.close().catch(() => undefined);
     await floor.stop().catch(() => undefined);
     await viewState.stop().catch(() => undefined);
+    await hop.stop().catch(() => undefined);
     await plane.stop().catch(() => undefined);
   }
 }
