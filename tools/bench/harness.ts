@@ -37,17 +37,22 @@ export async function runLoad(call: () => Promise<unknown>, total: number, infli
   return { total, ops_s: total / seconds, p50_ms: percentile(latencies, 0.5), p95_ms: percentile(latencies, 0.95), p99_ms: percentile(latencies, 0.99) };
 }
 
-/** One run of `runLoad` with this process's CPU per call (user + system): in `plane` mode, what a call costs the plane. */
+/**
+ * One run of `runLoad` with this process's CPU per call (user + system, every thread) and how busy its one event loop
+ * was: in `plane` mode, what a call costs the plane, and whether the run was bound by that loop (near 1) or by waits.
+ */
 export interface Measured {
   latency: Measurement;
   cpuMsPerOp: number;
+  eventLoopUtil: number;
 }
 
 export async function measured(call: () => Promise<unknown>, total: number, inflight: number): Promise<Measured> {
   const since = process.cpuUsage();
+  const elu = performance.eventLoopUtilization();
   const latency = await runLoad(call, total, inflight);
   const used = process.cpuUsage(since);
-  return { latency, cpuMsPerOp: (used.user + used.system) / 1000 / total };
+  return { latency, cpuMsPerOp: (used.user + used.system) / 1000 / total, eventLoopUtil: performance.eventLoopUtilization(elu).utilization };
 }
 
 /** Nearest-rank percentile of an ascending array. */

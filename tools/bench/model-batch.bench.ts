@@ -144,6 +144,7 @@ async function runMode(mode: BenchMode): Promise<void> {
           // CPU of this process per operation: in plane mode the whole plane runs in it (the stdio servers do not).
           direct_node_cpu_ms_per_op: round3(direct1.cpuMsPerOp),
           batch_node_cpu_ms_per_op: round3(batchRun.cpuMsPerOp),
+          batch_event_loop_util: round3(batchRun.eventLoopUtil),
         }),
       );
       console.log(JSON.stringify({ bench: 'model-batch', mode, inflight, stage_trace: stages }));

@@ -15,7 +15,7 @@ import { sessionWithUiCall, VIEW_ORIGIN, viewProfile } from '../plane/views-harn
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { profiled } from './cpu-profile';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
-import { positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { measured, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -150,13 +150,10 @@ async function runMode(mode: BenchMode): Promise<void> {
       for (const inflight of [1, 16]) {
         const raw = await runLoad(directRead, doc.total, inflight);
         const edge = await runLoad(edgeOp, doc.total, inflight);
-        let cpu = process.cpuUsage();
-        const floor = await runLoad(floorRead, doc.total, inflight);
-        const floorCpu = cpuMsPerOp(cpu, doc.total);
+        const { latency: floor, cpuMsPerOp: floorCpu } = await measured(floorRead, doc.total, inflight);
         const tracing = await startStageTrace(plane.sources);
-        cpu = process.cpuUsage();
-        const view = await profiled(`view-bootstrap-${mode}-${doc.name}-${inflight}`, () => runLoad(viaGateway, doc.total, inflight));
-        const viewCpu = cpuMsPerOp(cpu, doc.total);
+        const viewRun = await profiled(`view-bootstrap-${mode}-${doc.name}-${inflight}`, () => measured(viaGateway, doc.total, inflight));
+        const view = viewRun.latency;
         const stages = await tracing.trace(doc.total);
         await closeOpened();
         process.stderr.write(
@@ -167,7 +164,8 @@ async function runMode(mode: BenchMode): Promise<void> {
             ...line(mode, doc, bytes, inflight, raw, floor, view),
             ...edgeFields(edge),
             floor_node_cpu_ms_per_op: round3(floorCpu),
-            view_node_cpu_ms_per_op: round3(viewCpu),
+            view_node_cpu_ms_per_op: round3(viewRun.cpuMsPerOp),
+            view_event_loop_util: round3(viewRun.eventLoopUtil),
           }),
         );
         console.log(JSON.stringify({ bench: 'view-bootstrap', mode, document: doc.name, inflight, stage_trace: stages }));
@@ -181,12 +179,6 @@ async function runMode(mode: BenchMode): Promise<void> {
 
 async function main(): Promise<void> {
   for (const mode of benchModes()) await runMode(mode);
-}
-
-/** CPU of this process (gateway and every service of the plane) per operation since `since`: comparable across runs. */
-function cpuMsPerOp(since: NodeJS.CpuUsage, total: number): number {
-  const used = process.cpuUsage(since);
-  return (used.user + used.system) / 1000 / total;
 }
 
 function line(

@@ -124,7 +124,11 @@ async function runMode(mode: BenchMode): Promise<void> {
       const tracing = await startStageTrace(plane.sources);
       // This process's CPU per View call: in `plane` mode what a call costs the plane (the fixtures are not counted); in
       // `services` mode only the load generator's. The figure to compare between runs on a shared machine.
-      const { latency: viewCall, cpuMsPerOp: viewCpu } = await profiled(`view-call-${mode}-${inflight}`, () => measured(viaGateway, TOTAL, inflight));
+      const {
+        latency: viewCall,
+        cpuMsPerOp: viewCpu,
+        eventLoopUtil,
+      } = await profiled(`view-call-${mode}-${inflight}`, () => measured(viaGateway, TOTAL, inflight));
       const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
@@ -135,6 +139,7 @@ async function runMode(mode: BenchMode): Promise<void> {
           ...edgeFields(edge),
           ...requiredFloorFields(mode, required, raw, inflight === 16 ? { ratio: TARGET_RATIO_16 } : { addedP50Ms: TARGET_ADDED_P50_MS }),
           view_node_cpu_ms_per_op: round3(viewCpu),
+          view_event_loop_util: round3(eventLoopUtil),
         }),
       );
       console.log(JSON.stringify({ bench: 'view-call', mode, inflight, stage_trace: stages }));
