@@ -17,7 +17,7 @@ import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, medianRound, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, type Round } from './harness';
 import { floorHops, floorPart, requiredFloorFields, tokenCheck } from './required-floor';
 import { startStageTrace, type Stage } from './stage-trace';
 
@@ -49,18 +49,6 @@ const TARGET_AT_16 = 0.5;
  * release, the same two beside each other again.
  */
 const HOPS = ['gateway → export-audit', 'lifecycle-store (session, event) beside binding-registry (binding key)', 'the recheck: the same two again'];
-
-interface Round extends Measurement {
-  /** CPU of this process (every service of the plane, the load generator) per call. */
-  nodeCpuMsPerOp: number;
-  /** How busy this process's one event loop was during the round. */
-  eventLoopUtil: number;
-}
-
-async function measuredRound(call: () => Promise<unknown>, total: number, inflight: number): Promise<Round> {
-  const { latency, cpuMsPerOp, eventLoopUtil } = await measured(call, total, inflight);
-  return { ...latency, nodeCpuMsPerOp: cpuMsPerOp, eventLoopUtil };
-}
 
 /** The stage traces of several rounds as one: requests per operation over all of them, mean time weighted by count. */
 function mergeStages(rounds: Stage[][]): Stage[] {
@@ -167,7 +155,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       const edge = edgeRun.latency;
       const ratios = exports.map((e, i) => e.ops_s / raws[i].ops_s);
       const ratio = median(ratios);
-      const [baseline, exported] = [medianRound(raws) as Round, medianRound(exports) as Round];
+      const [baseline, exported] = [medianRound(raws), medianRound(exports)];
       // What an export cannot skip beside the raw work: the request through the gateway's edge, its token check, and
       // the hops between the services that own what it checks.
       const required = [

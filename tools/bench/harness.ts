@@ -55,14 +55,29 @@ export async function measured(call: () => Promise<unknown>, total: number, infl
   return { latency, cpuMsPerOp: (used.user + used.system) / 1000 / total, eventLoopUtil: performance.eventLoopUtilization(elu).utilization };
 }
 
+/**
+ * A round of a bench that reports rounds (the median one, `medianRound`): its latency figures with this process's
+ * CPU per operation and how busy its event loop was (near 1: the round was bound by this process, not by what it
+ * waited for).
+ */
+export interface Round extends Measurement {
+  nodeCpuMsPerOp: number;
+  eventLoopUtil: number;
+}
+
+export async function measuredRound(call: () => Promise<unknown>, total: number, inflight: number): Promise<Round> {
+  const { latency, cpuMsPerOp, eventLoopUtil } = await measured(call, total, inflight);
+  return { ...latency, nodeCpuMsPerOp: cpuMsPerOp, eventLoopUtil };
+}
+
 /** Nearest-rank percentile of an ascending array. */
 export function percentile(sorted: Float64Array, p: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(p * sorted.length) - 1))];
 }
 
-/** The round with the median throughput (the lower middle one for an even count). */
-export function medianRound(rounds: Measurement[]): Measurement {
+/** The round with the median throughput (the lower middle one for an even count): one of the rounds given. */
+export function medianRound<R extends Measurement>(rounds: R[]): R {
   const byOps = [...rounds].sort((a, b) => a.ops_s - b.ops_s);
   return byOps[Math.floor((byOps.length - 1) / 2)];
 }

@@ -9,7 +9,8 @@ import { canonicalize } from '@apphost/canonical-json';
 import { SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
 import path from 'node:path';
 import { startService, type ServiceDefinition } from '@apphost/runtime';
-import { type Measurement, medianRound, positiveIntEnv, round3, runBench, runLoad } from './harness';
+import { profiled } from './cpu-profile';
+import { measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, type Round } from './harness';
 
 /**
  * `npm run bench:sealed`: the sealed-result store through the typed bus (create + resolve, in-process service on
@@ -143,10 +144,10 @@ async function main(): Promise<void> {
     for (const c of CASES) {
       const calls = callsFor(c.sizeKib);
       for (const v of VARIANTS) await runLoad(calls[v], Math.max(10, Math.ceil(c.total / 5)), c.inflight); // warm-up
-      const rounds: Record<Variant, ProcessMeasurement[]> = { 'raw-pg': [], 'raw-pg-1commit': [], 'typed-bus': [] };
+      const rounds: Record<Variant, Round[]> = { 'raw-pg': [], 'raw-pg-1commit': [], 'typed-bus': [] };
       for (let r = 1; r <= ROUNDS; r++) {
         for (const v of VARIANTS) {
-          const m = await measured(() => runLoad(calls[v], c.total, c.inflight), c.total);
+          const m = await profiled(`sealed-${v}-${c.sizeKib}k-${c.inflight}-round-${r}`, () => measuredRound(calls[v], c.total, c.inflight));
           rounds[v].push(m);
           process.stderr.write(
             `round ${r}/${ROUNDS} ${c.sizeKib} KiB inflight=${c.inflight} ${v}: ${Math.round(m.ops_s)} ops/s p99 ${round3(m.p99_ms)} ms` +
@@ -155,9 +156,9 @@ async function main(): Promise<void> {
         }
       }
       const med = {
-        'raw-pg': medianOf(rounds['raw-pg']),
-        'raw-pg-1commit': medianOf(rounds['raw-pg-1commit']),
-        'typed-bus': medianOf(rounds['typed-bus']),
+        'raw-pg': medianRound(rounds['raw-pg']),
+        'raw-pg-1commit': medianRound(rounds['raw-pg-1commit']),
+        'typed-bus': medianRound(rounds['typed-bus']),
       };
       for (const v of VARIANTS) {
         const m = med[v];
@@ -250,27 +251,6 @@ async function startServiceProcess(prefix: string, transport: NatsTransport): Pr
       await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]);
     },
   };
-}
-
-/**
- * This process's share of a round: CPU per operation (user + system, all of this process: the load generator, the
- * bus client and, for typed-bus, the in-process service and its pg pool) and how busy the event loop was. An event
- * loop near 1 means the round was bound by this process, not by PostgreSQL.
- */
-interface ProcessMeasurement extends Measurement {
-  nodeCpuMsPerOp: number;
-  eventLoopUtil: number;
-}
-
-/** `medianRound` returns one of the rounds it is given. */
-const medianOf = (rounds: ProcessMeasurement[]): ProcessMeasurement => medianRound(rounds) as ProcessMeasurement;
-
-async function measured(run: () => Promise<Measurement>, total: number): Promise<ProcessMeasurement> {
-  const cpu0 = process.cpuUsage();
-  const elu0 = performance.eventLoopUtilization();
-  const m = await run();
-  const cpu = process.cpuUsage(cpu0);
-  return { ...m, nodeCpuMsPerOp: (cpu.user + cpu.system) / 1000 / total, eventLoopUtil: performance.eventLoopUtilization(elu0).utilization };
 }
 
 /** Resolve-time verification: the store-private digest over 8 MiB of canonical bytes, median of 15 runs. */
