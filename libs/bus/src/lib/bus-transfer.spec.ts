@@ -207,6 +207,7 @@ describe.each<[string, () => TransportFixture]>([
     const server = new BusServer({ transport, instanceId: `t${randomBytes(4).toString('hex')}`, queueGroup: 'transfer-svc', logger: silentLogger });
     server.register(open, () => lookalike);
     server.start();
+    await server.ready();
     servers.push(server);
     const { bus, transport: clientTransport } = await client();
     await expect(bus.request(open, {})).resolves.toEqual(lookalike);

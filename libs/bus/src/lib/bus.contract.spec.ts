@@ -74,6 +74,8 @@ describe.each<[string, () => TransportFixture]>([
       return (await handler(req, ctx)) as { text: string };
     });
     server.start();
+    // Its subscription is on the NATS server before any request of the test is published (no "no responders" race).
+    await server.ready();
     servers.push(server);
     return server;
   }
@@ -246,6 +248,7 @@ describe.each<[string, () => TransportFixture]>([
       return { text: req.text };
     });
     server.start();
+    await server.ready();
     servers.push(server);
     let outerSpan: ReturnType<typeof RequestContexts.current> | undefined;
     await serve(async (req) => {
@@ -277,6 +280,7 @@ describe.each<[string, () => TransportFixture]>([
         { routing: 'instance', instanceSegment: 'conn' },
       );
       server.start();
+      await server.ready();
       servers.push(server);
       expect(server.subjects).toEqual([`apphost.gateway.conn.${id}.${contract.operation}.v1`]);
     }

@@ -24,6 +24,7 @@ describe('subject namespaces on one NATS server', () => {
       const server = new BusServer({ transport: await connect(prefix), instanceId: prefix, queueGroup: 'same-service', logger: silentLogger });
       server.register(contract, () => ({ text: prefix }));
       server.start();
+      await server.ready();
       servers.push(server);
     }
     for (const prefix of ['plane_a', 'plane_b']) {
