@@ -112,16 +112,34 @@ export async function startNpmStart(extraEnv: Record<string, string>): Promise<S
   }
 }
 
-/** The View's own frame (the sandbox proxy's inner `srcdoc` frame) inside the widget whose frame title names `functionCallId`. */
+/**
+ * How long one View frame may take to answer a predicate. A predicate that reads an element (`innerText`,
+ * `getAttribute`) waits for it up to Playwright's default 30 s, so an earlier View's frame without that element would
+ * otherwise hold the whole search that long, once per frame: on a loaded machine past the caller's budget.
+ */
+const FRAME_CHECK_MS = 2_000;
+
+/** The View's own frame (a sandbox proxy's inner `srcdoc` frame) for which `predicate` holds, among every View on the page. */
 export async function viewFrameOf(page: Page, predicate: (frame: Frame) => Promise<boolean>, timeoutMs = 30_000): Promise<Frame> {
   return eventually(
     async () => {
-      for (const frame of page.frames()) if (frame.url() === 'about:srcdoc' && (await predicate(frame).catch(() => false))) return frame;
+      for (const frame of page.frames()) if (frame.url() === 'about:srcdoc' && (await holdsWithin(predicate(frame), FRAME_CHECK_MS))) return frame;
       return undefined;
     },
     timeoutMs,
     100,
   );
+}
+
+/** The check's answer if it comes within `ms`; false if it fails or is late (a late one settles unobserved). */
+async function holdsWithin(check: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([check.catch(() => false), late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export function screenshotPath(name: string): string {
