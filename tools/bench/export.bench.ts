@@ -17,7 +17,7 @@ import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, type Round } from './harness';
+import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Round } from './harness';
 import { floorHops, floorPart, requiredFloorFields, tokenCheck } from './required-floor';
 import { startStageTrace, type Stage } from './stage-trace';
 
@@ -217,9 +217,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       console.log(JSON.stringify({ bench: 'export', mode, inflight: 16, breakdown }));
     }
   } finally {
-    await pool.end().catch(() => undefined);
-    await hop.stop().catch(() => undefined);
-    await plane.stop().catch(() => undefined);
+    await stopAll(() => pool.end(), hop.stop, plane.stop);
   }
 }
 

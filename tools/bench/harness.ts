@@ -92,6 +92,11 @@ export function positiveIntEnv(name: string, fallback: number): number {
 
 export const round3 = (n: number): number => Math.round(n * 1000) / 1000;
 
+/** Stops what a bench started, in order, each even if an earlier one failed: a teardown error never hides the run's. */
+export async function stopAll(...stops: Array<() => Promise<unknown>>): Promise<void> {
+  for (const stop of stops) await stop().catch(() => undefined);
+}
+
 /** Runs a bench's `main`: exits 0 when it is done (open handles do not keep it alive), 1 with the stack on a failure. */
 export function runBench(name: string, main: () => Promise<void>): void {
   main().then(

@@ -8,7 +8,7 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, positiveIntEnv, round3, runBench, runLoad } from './harness';
+import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll } from './harness';
 import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
@@ -150,11 +150,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       console.log(JSON.stringify({ bench: 'model-batch', mode, inflight, stage_trace: stages }));
     }
   } finally {
-    await direct.close().catch(() => undefined);
-    await floor.stop().catch(() => undefined);
-    await hop.stop().catch(() => undefined);
-    await producerRecord.stop().catch(() => undefined);
-    await plane.stop().catch(() => undefined);
+    await stopAll(() => direct.close(), floor.stop, hop.stop, producerRecord.stop, plane.stop);
   }
 }
 

@@ -15,7 +15,7 @@ import { sessionWithUiCall, VIEW_ORIGIN, viewProfile } from '../plane/views-harn
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { profiled } from './cpu-profile';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
-import { measured, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement } from './harness';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -172,8 +172,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       }
     }
   } finally {
-    for (const client of clients) await client.close().catch(() => undefined);
-    await plane.stop().catch(() => undefined);
+    await stopAll(...clients.map((client) => () => client.close()), plane.stop);
   }
 }
 

@@ -11,7 +11,7 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, positiveIntEnv, round3, runBench, runLoad, type Measurement } from './harness';
+import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement } from './harness';
 import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
@@ -145,11 +145,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       console.log(JSON.stringify({ bench: 'view-call', mode, inflight, stage_trace: stages }));
     }
   } finally {
-    await direct.close().catch(() => undefined);
-    await floor.stop().catch(() => undefined);
-    await viewState.stop().catch(() => undefined);
-    await hop.stop().catch(() => undefined);
-    await plane.stop().catch(() => undefined);
+    await stopAll(() => direct.close(), floor.stop, viewState.stop, hop.stop, plane.stop);
   }
 }
 
