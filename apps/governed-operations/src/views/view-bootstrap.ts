@@ -17,6 +17,7 @@ import {
   type WidgetDescriptor,
 } from '@apphost/contracts';
 import { buildViewCsp, documentUiMeta, iframeAllow, offeredHostCapabilities, selectAppDocument, type ImplementedHostCapabilities } from '@apphost/policy';
+import type { PolicedReadResult } from '@apphost/mcp';
 import type { Logger } from '@apphost/runtime';
 import { SealedResultClient } from '@apphost/sealed-results';
 import type { BatchConfig } from '../governed.config';
@@ -58,6 +59,9 @@ function documentTooLargeOf(error: unknown, resourceUri: string, maxBytes: numbe
   });
 }
 
+/** What (3) and (4) answered, in that order. */
+type Reads = [PromiseSettledResult<SealedEnvelope>, PromiseSettledResult<PolicedReadResult>];
+
 /** A bootstrap step that ends in the read-only placeholder rather than an error. */
 class Placeholder extends Error {
   constructor(readonly reason: PlaceholderReason) {
@@ -68,8 +72,8 @@ class Placeholder extends Error {
 /**
  * The render bootstrap (`open-view`), in the RFC's order: (1) the caller, its principal, the session and the
  * widget; (2) the toolset, the profile, and a View reference on the recorded producing generation; (3) the sealed
- * record and (4) one `resources/read` of the descriptor's URI on that generation (two reads, asked together and
- * answered in that order); (5) exactly one App document;
+ * record and (4) one `resources/read` of the descriptor's URI on that generation (two reads, asked together with
+ * the reference and answered after it, in that order); (5) exactly one App document;
  * (6) the grant. A failure after (2) releases the reference and deletes the half-made View record before it is
  * answered; the placeholder cases (legacy widget, toolset revoked, generation gone or unrecorded, sealed record
  * missing or corrupt) answer a grantless placeholder View instead.
@@ -146,6 +150,10 @@ export class ViewBootstrap {
       ...recordOf(opening, 'live', 'OPENING', null, { ...binding, bindingGeneration: producer.generation.bindingGeneration }, generation),
       leaseId,
     });
+    // The reference and the reads of (3) and (4) are asked together (pipelined, not reordered): the owner takes the
+    // reference as the retain arrives, ahead of the read sent after it, and an in-flight read pins the generation on
+    // its own. The answers are read in the RFC's order: a revoked session or a gone generation wins over any read.
+    const reads = this.read(opening, descriptor, producer, profile);
     let retained: boolean;
     try {
       retained = await this.retainUnlessRevoked(reserved, generation, leaseId);
@@ -158,7 +166,7 @@ export class ViewBootstrap {
       return this.placeholder(opening, 'GENERATION_GONE', binding);
     }
     try {
-      return await this.activate(opening, reserved, descriptor, producer, profile);
+      return await this.activate(opening, reserved, descriptor, producer, profile, await reads);
     } catch (error) {
       const undone = await this.unreserve(reserved, generation, leaseId);
       // A record left to the sweep keeps its id: the placeholder gets another.
@@ -167,19 +175,18 @@ export class ViewBootstrap {
     }
   }
 
-  /** Steps (3)–(6) on a reserved View. */
-  private async activate(
+  /**
+   * (3) and (4): independent reads (neither has an effect), asked together; settled, never rejected, so a bootstrap
+   * that stops at (2) leaves nothing unhandled.
+   */
+  private read(
     opening: Opening,
-    reserved: StoredView,
     descriptor: WidgetDescriptor,
     producer: ProducingGeneration,
     profile: HostProfile,
-  ): Promise<LiveViewAnswer> {
-    const { request, viewId, incarnation, policy } = opening;
-    const maxItemBytes = Math.min(policy.views.maxDocumentBytes, READ_LIMIT_BYTES);
-    // (3) and (4) are independent reads (neither has an effect), asked together and answered in order: a sealed
-    // record that fails is the answer even when the document read failed too.
-    const [resolved, answered] = await Promise.allSettled([
+  ): Promise<Reads> {
+    const maxItemBytes = Math.min(opening.policy.views.maxDocumentBytes, READ_LIMIT_BYTES);
+    return Promise.allSettled([
       this.resolveSealed(opening, descriptor, producer.recordId),
       this.peers
         .readResource(producer.generation, {
@@ -192,6 +199,19 @@ export class ViewBootstrap {
           throw documentTooLargeOf(error, descriptor.resourceUri, maxItemBytes);
         }),
     ]);
+  }
+
+  /** Steps (3)–(6) on a reserved, referenced View, given what (3) and (4) answered. */
+  private async activate(
+    opening: Opening,
+    reserved: StoredView,
+    descriptor: WidgetDescriptor,
+    producer: ProducingGeneration,
+    profile: HostProfile,
+    [resolved, answered]: Reads,
+  ): Promise<LiveViewAnswer> {
+    const { request, viewId, incarnation, policy } = opening;
+    // Answered in order: a sealed record that fails is the answer even when the document read failed too.
     const envelope = valueOf(resolved);
     const read = valueOf(answered);
     const document = selectAppDocument(read.contents, { resourceUri: descriptor.resourceUri, maxBytes: policy.views.maxDocumentBytes });

@@ -18,6 +18,7 @@ import type { GovernedFaultPoint } from '../governed.faults';
 import { generationIdOf, principal as batchPrincipal, session, startFakePlane, testProfile, TOOLS, type FakePlane, type FakeState } from '../test/fake-plane';
 import { live, placeholder, viewCaller, viewReferences, widgetOf as turnWithWidget } from '../test/view-helpers';
 import { ProducingGenerations } from './producing-generations';
+import { sessionRevokedKeyOf } from './view-keys';
 import { resourcePolicyOf } from './view-opening';
 
 /**
@@ -241,6 +242,20 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
     await expect(open(at)).rejects.toMatchObject({ code: 'UNAVAILABLE' });
     expect(state.log.filter((l) => l === 'retain:view' || l === 'release')).toEqual(['retain:view', 'release']);
     expect(await storedViews()).toBe(before);
+  });
+
+  it('a session revoked by the cascade once the record is written (its marker): NOT_FOUND, the reference given back, no View left', async () => {
+    const at = await widgetOf();
+    const before = await storedViews();
+    await redis.set(`apphost:${plane.prefix}governed-operations:${sessionRevokedKeyOf(session, state.incarnation)}`, '1', 'PX', 60_000);
+    try {
+      await expect(open(at)).rejects.toMatchObject({ code: 'NOT_FOUND' });
+      expect(state.log.filter((l) => l === 'retain:view' || l === 'release')).toEqual(['retain:view', 'release']);
+      expect(references()).toBe(0);
+      expect(await storedViews()).toBe(before);
+    } finally {
+      await redis.del(`apphost:${plane.prefix}governed-operations:${sessionRevokedKeyOf(session, state.incarnation)}`);
+    }
   });
 
   it("a read outside the profile's resource policy: PERMISSION_DENIED passes through, the reservation released", async () => {
