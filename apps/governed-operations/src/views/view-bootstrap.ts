@@ -179,12 +179,7 @@ export class ViewBootstrap {
    * (3) and (4): independent reads (neither has an effect), asked together; settled, never rejected, so a bootstrap
    * that stops at (2) leaves nothing unhandled.
    */
-  private read(
-    opening: Opening,
-    descriptor: WidgetDescriptor,
-    producer: ProducingGeneration,
-    profile: HostProfile,
-  ): Promise<Reads> {
+  private read(opening: Opening, descriptor: WidgetDescriptor, producer: ProducingGeneration, profile: HostProfile): Promise<Reads> {
     const maxItemBytes = Math.min(opening.policy.views.maxDocumentBytes, READ_LIMIT_BYTES);
     return Promise.allSettled([
       this.resolveSealed(opening, descriptor, producer.recordId),
