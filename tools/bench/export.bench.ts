@@ -18,7 +18,8 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
 import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Round } from './harness';
-import { floorHops, floorPart, requiredFloorFields, tokenCheck } from './required-floor';
+import { startCommitFloor } from './commit-floor';
+import { floorHops, floorPart, floorRepeated, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { startStageTrace, type Stage } from './stage-trace';
 
 /**
@@ -49,6 +50,16 @@ const TARGET_AT_16 = 0.5;
  * release, the same two beside each other again.
  */
 const HOPS = ['gateway → export-audit', 'lifecycle-store (session, event) beside binding-registry (binding key)', 'the recheck: the same two again'];
+/**
+ * The fresh reads an export makes, each one primary-key statement at least: the ledger (session, incarnation and
+ * event: one statement) beside the binding key, at the check and again at the recheck before release (2 serial).
+ */
+const FRESH_READS = { count: 4, serial: 2 };
+/**
+ * The permit's writes to the coordination store: its acquire (`SET … NX`, the revocation marker read with it), beside
+ * the ledger read, and its take at release (1 serial).
+ */
+const PERMIT_WRITES = { count: 2, serial: 1 };
 
 /** The stage traces of several rounds as one: requests per operation over all of them, mean time weighted by count. */
 function mergeStages(rounds: Stage[][]): Stage[] {
@@ -76,6 +87,8 @@ async function runMode(mode: BenchMode): Promise<void> {
   const plane = await startBenchPlane(mode, { CATALOG_APP_TOOLSETS: JSON.stringify({ bench: [{ toolsetId: 'nonce' }] }), EXPORT_PURGE_INTERVAL_MS: '0' });
   const pool = new Pool({ connectionString: process.env.DATABASE_URL ?? TEST_DATABASE_URL, max: 16 });
   const hop = await startBusHop(plane);
+  const freshRead = await startCommitFloor([{ name: 'ledger', bytes: 256 }]);
+  const permit = await startRedisFloor(128);
   try {
     const policy = { projections: ['content', 'structured', 'full'] as const, maxBytes: 64 * 1024, perPrincipalPerMinute: 10_000, bulkCap: 100_000 };
     await plane.client.request(RegistryPutProfile, {
@@ -129,12 +142,9 @@ async function runMode(mode: BenchMode): Promise<void> {
       );
     };
     await runLoad(viaGateway, WARMUP, 1);
-    await runLoad(raw, WARMUP, 1);
     const edgeOp = edgeFloor(http);
-    await runLoad(edgeOp, WARMUP, 1);
     const tokenOp = tokenCheck(bearer);
-    await runLoad(tokenOp, WARMUP, 1);
-    await runLoad(hop.op, WARMUP, 1);
+    await warmFloorParts(edgeOp, tokenOp, raw, freshRead.lookup, permit.write, hop.op);
     for (const inflight of [1, 16]) {
       const raws: Round[] = [];
       const exports: Round[] = [];
@@ -156,12 +166,14 @@ async function runMode(mode: BenchMode): Promise<void> {
       const ratios = exports.map((e, i) => e.ops_s / raws[i].ops_s);
       const ratio = median(ratios);
       const [baseline, exported] = [medianRound(raws), medianRound(exports)];
-      // What an export cannot skip beside the raw work: the request through the gateway's edge, its token check, and
-      // the hops between the services that own what it checks.
+      // What an export cannot skip beside the raw work: the request through the gateway's edge, its token check, the
+      // fresh reads of the check and the recheck, the permit, and the hops between the services that own what it checks.
       const required = [
         floorPart('edge', edgeRun),
         floorPart('token', await measured(tokenOp, TOTAL, inflight)),
         floorPart('raw', { latency: baseline, cpuMsPerOp: baseline.nodeCpuMsPerOp, eventLoopUtil: baseline.eventLoopUtil }, 0),
+        floorRepeated('reads', FRESH_READS.count, await measured(freshRead.lookup, TOTAL, inflight), FRESH_READS.serial),
+        floorRepeated('permit', PERMIT_WRITES.count, await measured(permit.write, TOTAL, inflight), PERMIT_WRITES.serial),
         floorHops(HOPS, await measured(hop.op, TOTAL, inflight)),
       ];
       console.log(
@@ -217,7 +229,7 @@ async function runMode(mode: BenchMode): Promise<void> {
       console.log(JSON.stringify({ bench: 'export', mode, inflight: 16, breakdown }));
     }
   } finally {
-    await stopAll(() => pool.end(), hop.stop, plane.stop);
+    await stopAll(() => pool.end(), hop.stop, freshRead.stop, permit.stop, plane.stop);
   }
 }
 

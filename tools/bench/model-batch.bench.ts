@@ -9,7 +9,7 @@ import { startCommitFloor } from './commit-floor';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
 import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll } from './harness';
-import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
+import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -80,15 +80,9 @@ async function runMode(mode: BenchMode): Promise<void> {
     };
     const tokenOp = tokenCheck(bearer);
     await runLoad(viaGateway, WARMUP, 1);
-    await runLoad(listings, WARMUP, 1);
-    await runLoad(tokenOp, WARMUP, 1);
-    await runLoad(producerRecord.write, WARMUP, 1);
     await runLoad(directCall, WARMUP, 1);
-    await runLoad(floor.op, WARMUP, 1);
-    await runLoad(floor.lookup, WARMUP, 1);
-    await runLoad(hop.op, WARMUP, 1);
     const edgeOp = edgeFloor(http);
-    await runLoad(edgeOp, WARMUP, 1);
+    await warmFloorParts(edgeOp, tokenOp, listings, floor.lookup, producerRecord.write, floor.op, hop.op);
     for (const inflight of [1, 16]) {
       const direct1 = await measured(directCall, TOTAL, inflight);
       const raw = direct1.latency;

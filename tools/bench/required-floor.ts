@@ -4,7 +4,7 @@ import { jwtVerify } from 'jose';
 import { TEST_REDIS_URL } from '@apphost/testing';
 import { JWT } from '../plane/catalog-harness';
 import type { BenchMode } from './bench-plane';
-import { round3, type Measured, type Measurement } from './harness';
+import { positiveIntEnv, round3, runLoad, type Measured, type Measurement } from './harness';
 
 /**
  * One part of the work a governed path cannot skip, measured raw in the bench's process: what it adds to the path's
@@ -25,12 +25,29 @@ export const floorPart = (name: string, run: Measured, addedP50Ms = run.latency.
  * each owner in turn), each one a measured `BusHop` (`bus-hop.ts`): its latency and CPU times their count. Work
  * that could share a hop is counted as one, so this is the least the split costs, never more.
  */
-export const floorHops = (serial: readonly string[], hop: Measured): FloorPart => ({
-  name: 'hops',
-  addedP50Ms: serial.length * hop.latency.p50_ms,
-  cpuMsPerOp: serial.length * hop.cpuMsPerOp,
-  serial,
+export const floorHops = (serial: readonly string[], hop: Measured): FloorPart => ({ ...floorRepeated('hops', serial.length, hop), serial });
+
+/**
+ * A part the path makes `count` times (a fresh read at the check and again at the recheck): its CPU times the count,
+ * its latency times the `serial` ones among them (two asked beside each other wait once).
+ */
+export const floorRepeated = (name: string, count: number, run: Measured, serial = count): FloorPart => ({
+  name,
+  addedP50Ms: serial * run.latency.p50_ms,
+  cpuMsPerOp: count * run.cpuMsPerOp,
 });
+
+/** Runs of each floor part before any is measured (`BENCH_FLOOR_WARMUP`), at 16 in flight. */
+const FLOOR_WARMUP = positiveIntEnv('BENCH_FLOOR_WARMUP', 3000);
+
+/**
+ * Warms the floor parts up before they are measured. A part is a small operation that settles slowly here: the edge
+ * (`GET /healthz`) cost ≈ 0.95 ms of CPU a request over its first thousand on a freshly started plane and ≈ 0.4–0.5 ms
+ * after two to three thousand, so a part measured after a few dozen runs overstated the floor twofold.
+ */
+export async function warmFloorParts(...parts: Array<() => Promise<unknown>>): Promise<void> {
+  for (const part of parts) await runLoad(part, FLOOR_WARMUP, 16);
+}
 
 /** The gateway's token check, as every request through it pays it: the bench's HS256 JWT verified with its issuer and audience. */
 export function tokenCheck(bearer: string): () => Promise<void> {

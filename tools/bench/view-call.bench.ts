@@ -12,7 +12,7 @@ import { startCommitFloor } from './commit-floor';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
 import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement } from './harness';
-import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck } from './required-floor';
+import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -87,17 +87,13 @@ async function runMode(mode: BenchMode): Promise<void> {
 
     await runLoad(directCall, WARMUP, 1);
     await runLoad(ownerCall, WARMUP, 1);
-    await runLoad(floor.op, WARMUP, 1);
     await runLoad(viaGateway, WARMUP, 1);
     const edgeOp = edgeFloor(http);
-    await runLoad(edgeOp, WARMUP, 1);
     // The post-queue barrier's fresh visibility listing (the RFC: current tool visibility, an out-of-lock paginated
     // `tools/list`) before the call, and the gateway's token check.
     const listing = () => direct.listTools();
     const tokenOp = tokenCheck(bearer);
-    await runLoad(listing, WARMUP, 1);
-    await runLoad(tokenOp, WARMUP, 1);
-    await runLoad(hop.op, WARMUP, 1);
+    await warmFloorParts(edgeOp, tokenOp, viewState.read, viewState.write, listing, floor.op, hop.op);
     // The plane's own background CPU (heartbeats, sweeps, pollers) while nothing is asked: part of every per-call figure.
     const idleSince = process.cpuUsage();
     await new Promise((resolve) => setTimeout(resolve, IDLE_MS));
