@@ -17,7 +17,7 @@ import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Round } from './harness';
+import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Round, WARMUP } from './harness';
 import { startCommitFloor } from './commit-floor';
 import { floorHops, floorPart, floorRepeated, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { startStageTrace, type Stage } from './stage-trace';
@@ -39,7 +39,6 @@ import { startStageTrace, type Stage } from './stage-trace';
  * Run: node -r ./tools/register.cjs tools/bench/export.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
-const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
 /** Calls per part of the breakdown (0: no breakdown). */
 const BREAKDOWN_TOTAL = Number(process.env.BENCH_BREAKDOWN_TOTAL ?? 400);

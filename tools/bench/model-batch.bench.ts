@@ -8,7 +8,7 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll } from './harness';
+import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, WARMUP } from './harness';
 import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
@@ -23,7 +23,6 @@ import { startStageTrace } from './stage-trace';
  * Run: node -r ./tools/register.cjs tools/bench/model-batch.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
-const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 const TARGET_ADDED_P50_MS = 5;
 const TARGET_RATIO_16 = 0.25;
 /** About the size of one sealed start-session result and of its event. */

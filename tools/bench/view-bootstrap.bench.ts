@@ -15,7 +15,7 @@ import { sessionWithUiCall, VIEW_ORIGIN, viewProfile } from '../plane/views-harn
 import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { profiled } from './cpu-profile';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
-import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement } from './harness';
+import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement, WARMUP } from './harness';
 import { startStageTrace } from './stage-trace';
 
 /**
@@ -33,11 +33,6 @@ import { startStageTrace } from './stage-trace';
  */
 const TOTAL_SMALL = positiveIntEnv('BENCH_TOTAL_SMALL', 100);
 const TOTAL_LARGE = positiveIntEnv('BENCH_TOTAL_LARGE', 16);
-/**
- * Warm-up operations of each variant on the small View (`BENCH_WARMUP`), and on the large one as many as its total at
- * most. The path settles slowly: after 30 warm-ups a bootstrap cost 10.7–11.6 ms of CPU here, after 1000 9.2–9.4 ms.
- */
-const WARMUP = positiveIntEnv('BENCH_WARMUP', 1000);
 /** `BENCH_DOCUMENTS=basic-vanillajs` (or `pdf`): only those documents (default: both). */
 const DOCUMENTS = process.env['BENCH_DOCUMENTS'] ? process.env['BENCH_DOCUMENTS'].split(',') : null;
 const MIB = 1024 * 1024;

@@ -11,7 +11,7 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement } from './harness';
+import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement, WARMUP } from './harness';
 import { floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { startStageTrace } from './stage-trace';
 
@@ -29,7 +29,6 @@ import { startStageTrace } from './stage-trace';
  * Run: node -r ./tools/register.cjs tools/bench/view-call.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 400);
-const WARMUP = positiveIntEnv('BENCH_WARMUP', 20);
 const TARGET_ADDED_P50_MS = 3;
 const TARGET_RATIO_16 = 0.4;
 /** About the size of one app audit event. */
