@@ -247,14 +247,15 @@ describe('governed-operations Views: bootstrap (fake collaborators on a private 
   it('a session revoked by the cascade once the record is written (its marker): NOT_FOUND, the reference given back, no View left', async () => {
     const at = await widgetOf();
     const before = await storedViews();
-    await redis.set(`apphost:${plane.prefix}governed-operations:${sessionRevokedKeyOf(session, state.incarnation)}`, '1', 'PX', 60_000);
+    const marker = `apphost:${plane.prefix}governed-operations:${sessionRevokedKeyOf(session, state.incarnation)}`;
+    await redis.set(marker, '1', 'PX', 60_000);
     try {
       await expect(open(at)).rejects.toMatchObject({ code: 'NOT_FOUND' });
       expect(state.log.filter((l) => l === 'retain:view' || l === 'release')).toEqual(['retain:view', 'release']);
       expect(references()).toBe(0);
       expect(await storedViews()).toBe(before);
     } finally {
-      await redis.del(`apphost:${plane.prefix}governed-operations:${sessionRevokedKeyOf(session, state.incarnation)}`);
+      await redis.del(marker);
     }
   });
 
