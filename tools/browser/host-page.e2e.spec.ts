@@ -13,6 +13,8 @@ import { launchChromium, probeTarget, screenshotPath, startNpmStart, viewFrameOf
 jest.setTimeout(240_000);
 
 const SHORT_LEASE_MS = 4000;
+/** How long one whole run of the probe View's checks may take on a loaded machine (fetches, a CSP report, two tool calls). */
+const PROBE_RUN_MS = 90_000;
 
 /** Evaluated in a frame: its document, string globals, storage, URL and name (the browser's lib is not the tree's). */
 const EVERYTHING_A_FRAME_HOLDS = `(() => {
@@ -193,7 +195,8 @@ describe('reference host page in Chromium', () => {
 
   it("tears a View down on the View's request-teardown (the host's decision)", async () => {
     const widget = await callAsModel('probe', 'probe', { teardown: true });
-    await expect(widgetState(widget)).resolves.toBe('closed');
+    // The probe asks to close only after all its checks: this wait is the suite's patience for a whole probe run.
+    await expect(widgetState(widget, 'closed', PROBE_RUN_MS)).resolves.toBe('closed');
     const viewId = await widget.getAttribute('data-view-id');
     expect(await viewState(viewId ?? '')).toBe('CLOSED');
   });
@@ -331,8 +334,8 @@ describe('reference host page in Chromium', () => {
     await expect(widgetState(widget, 'live')).resolves.toBe('live');
   }
 
-  async function widgetState(widget: ReturnType<Page['locator']>, want = 'closed'): Promise<string | null> {
-    return eventually(async () => ((await widget.getAttribute('data-state')) === want ? want : undefined), 30_000, 100).catch(async () => {
+  async function widgetState(widget: ReturnType<Page['locator']>, want = 'closed', timeoutMs = 30_000): Promise<string | null> {
+    return eventually(async () => ((await widget.getAttribute('data-state')) === want ? want : undefined), timeoutMs, 100).catch(async () => {
       throw new Error(`the widget never reached ${want}: ${JSON.stringify(await widget.evaluate((e) => e.outerHTML.slice(0, 600)))}`);
     });
   }

@@ -16,6 +16,8 @@ import { BindingService } from './binding.service';
  */
 jest.setTimeout(60_000);
 const CONSTRUCTION_LEASE_MS = 1500;
+/** How long a PUT waits for a construction another replica holds (`binding.service.ts`). */
+const MATERIALIZE_WAIT_MS = 10_000;
 const prefix = uniquePrefix();
 let nats: PrivateNats;
 let providers: { stop(): Promise<void> };
@@ -69,8 +71,9 @@ it('a registry SIGKILLed mid-construction leaves an expiring lease: the next PUT
     const started = Date.now();
     const { status } = await survivor.client.request(RegistryPutToolset, { toolsetId: 'wedged', spec });
     expect(status).toMatchObject({ state: 'PROFILE_BOUND', bindingGeneration: 1 });
-    // Within the caller's 10 s wait: at most the rest of the dead constructor's lease, then one construction.
-    expect(Date.now() - started).toBeLessThan(CONSTRUCTION_LEASE_MS + 3000);
+    // Within the PUT's 10 s materialization wait: at most the rest of the dead constructor's lease, then one
+    // construction (a fixture server started from TypeScript sources, seconds on a loaded machine) — never a wedge.
+    expect(Date.now() - started).toBeLessThan(MATERIALIZE_WAIT_MS);
     expect(await bindingRow('wedged')).toMatchObject({ state: 'PROFILE_BOUND', constructions: 1, construction_attempts: 2 });
     // The PUT the dead registry was serving never got an answer.
     expect(await wedged).toMatchObject({ code: 'OUTCOME_UNKNOWN' });

@@ -21,7 +21,9 @@ import { alice, bootRegistry, fixtureSpec, profile, PROVIDER_FAKES, queryRegistr
  * generation with a higher fence elsewhere, without waiting for the lease to lapse. Nothing migrates: the old
  * handle stays dead and the old connection's state (the nonce) is lost.
  */
-const CHILD_LEASE_MS = 6000;
+// Long enough that the waits below (the owner's subject gone, its stdio server exited, a new server started on a
+// loaded machine) fit well inside it: the replacement must come before the lease would have lapsed.
+const CHILD_LEASE_MS = 20_000;
 const prefix = uniquePrefix();
 let nats: PrivateNats;
 let survivor: RegistryUnderTest;
@@ -135,7 +137,7 @@ it('SIGKILL the owner: typed invalidation at once, then the next acquire claims 
   await eventually(async () => (processAlive(mcpPid) ? undefined : true), 10_000);
 
   // The next acquire: the owner does not answer, so its lease ends now and a new generation is claimed on the survivor
-  // with a higher fence, long before the 6 s lease would have lapsed; the old row is GONE.
+  // with a higher fence, long before the 20 s lease would have lapsed; the old row is GONE.
   const replacement = await acquire(sessionId);
   expect(Date.now() - killedAt).toBeLessThan(CHILD_LEASE_MS);
   expect(replacement.generationId).not.toBe(handle.generationId);

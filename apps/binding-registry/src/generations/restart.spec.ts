@@ -21,6 +21,11 @@ import { type RegistryProcess, startRegistryProcess, stopRegistryProcess } from 
  */
 jest.setTimeout(90_000);
 const LEASE_MS = '30000';
+/**
+ * "At once": well inside the old owner's lease, which is what a restart must not wait out. The time covers an acquire
+ * that starts the fixture server (from TypeScript sources: seconds on a loaded machine) and one call on it.
+ */
+const AT_ONCE_MS = Number(LEASE_MS) / 3;
 const prefix = uniquePrefix();
 let nats: PrivateNats;
 let providers: { stop(): Promise<void> };
@@ -105,7 +110,7 @@ it('SIGTERM while a call drains, then a new registry: the first acquire and call
   await new Promise((resolve) => setTimeout(resolve, 200));
 
   const { usableAfterMs } = await restart(first, 'SIGTERM', 'registry-2', true);
-  expect(usableAfterMs).toBeLessThan(3000);
+  expect(usableAfterMs).toBeLessThan(AT_ONCE_MS);
   expect(await row(first.generationId)).toMatchObject({ state: expect.stringMatching(/^(CLOSED|GONE)$/) });
   await draining;
 });
@@ -115,7 +120,7 @@ it('SIGTERM when idle: the stop records its generations CLOSED, the first acquir
   expect(before.ownerInstanceId).toBe('registry-2');
   const { usableAfterMs } = await restart(before, 'SIGTERM', 'registry-2b');
   expect(await row(before.generationId)).toMatchObject({ state: 'CLOSED', close_reason: 'OWNER_STOPPED' });
-  expect(usableAfterMs).toBeLessThan(3000);
+  expect(usableAfterMs).toBeLessThan(AT_ONCE_MS);
 });
 
 it('SIGKILL, then a new registry: the dead owner is found unreachable, the first acquire and call work at once', async () => {
@@ -123,7 +128,7 @@ it('SIGKILL, then a new registry: the dead owner is found unreachable, the first
   expect(before.ownerInstanceId).toBe('registry-2b');
   const { usableAfterMs } = await restart(before, 'SIGKILL', 'registry-3');
   expect(await row(before.generationId)).toMatchObject({ state: 'GONE' });
-  expect(usableAfterMs).toBeLessThan(3000);
+  expect(usableAfterMs).toBeLessThan(AT_ONCE_MS);
   // The dead owner's lease was ended when its subject had no responders: it does not count as alive any more.
   const [dead] = await queryRegistrySchema<{ expired: boolean }>(
     prefix,
@@ -137,5 +142,5 @@ it('SIGKILL, then the same instance id again: its previous incarnation is over, 
   expect(before.ownerInstanceId).toBe('registry-3');
   const { usableAfterMs } = await restart(before, 'SIGKILL', 'registry-3');
   expect(await row(before.generationId)).toMatchObject({ state: 'GONE', close_reason: 'OWNER_RESTARTED' });
-  expect(usableAfterMs).toBeLessThan(3000);
+  expect(usableAfterMs).toBeLessThan(AT_ONCE_MS);
 });
