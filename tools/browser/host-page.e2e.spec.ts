@@ -96,9 +96,15 @@ describe('reference host page in Chromium', () => {
       const body = page.locator('body');
       const [shownApp, session, busy] = await Promise.all(['data-app', 'data-session', 'data-busy'].map((name) => body.getAttribute(name)));
       return shownApp === app && !!session && session !== before && busy === 'false';
-    }, 30_000);
+    }, 90_000); // a new session's catalog discovers its toolsets: up to the probe profiles' minute on a loaded machine
     const card = page.locator(`article.tool[data-tool="${tool}"]`);
-    await card.waitFor({ timeout: 90_000 });
+    // The catalog has loaded (the session is shown): the tool's card, or the page's words for why it is missing.
+    await card.waitFor({ timeout: 5_000 }).catch(async () => {
+      const said = await page.locator('#tools').innerText();
+      throw new Error(
+        `the catalog of ${app} shows no ${tool}: ${JSON.stringify(said.slice(0, 600))} ${JSON.stringify((await page.locator('#error').textContent()) ?? '')}`,
+      );
+    });
     await card.locator('textarea').fill(JSON.stringify(args));
     await card.locator('button').click();
     const widget = page.locator('section.widget');

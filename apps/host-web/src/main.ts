@@ -66,6 +66,8 @@ class HostPage {
   private readonly openOnArrival = new Set<number>();
   /** The user's actions run one after another, so a click never races a half-loaded app or session. */
   private queue: Promise<void> = Promise.resolve();
+  /** How many actions are queued or running. */
+  private actions = 0;
 
   constructor(
     private readonly api: ApiClient,
@@ -94,11 +96,15 @@ class HostPage {
     await this.queue;
   }
 
-  /** Queues one user action; `data-busy` on the body says whether any is running (tests and styles read it). */
+  /**
+   * Queues one user action; `data-busy` on the body says whether any is queued or running (tests and styles read it):
+   * it clears when the last one ends, not when the first of several queued ones does.
+   */
   private run(action: () => Promise<void>): void {
+    this.actions++;
     document.body.dataset['busy'] = 'true';
     this.queue = this.queue.then(action).finally(() => {
-      document.body.dataset['busy'] = 'false';
+      if (--this.actions === 0) document.body.dataset['busy'] = 'false';
     });
   }
 
