@@ -163,15 +163,21 @@ function handle(dataSource: DataSource, queries: QueryPool, settings: HandleSett
   const { schema, service, pingTimeoutMs, logger } = settings;
   let migrations = opened;
   let closed = false;
-  const ping = async (): Promise<boolean> => {
-    if (closed) return false;
+  /** The identity row, and with `withMigrations` the applied migrations in the same statement; null when it fails. */
+  const probe = async (withMigrations: boolean): Promise<{ ready: boolean; migrations?: string[] } | null> => {
+    if (closed) return { ready: false };
     try {
-      const { rows } = await queries.queryWithin<{ namespace: string }>(`SELECT namespace::text AS namespace FROM "${schema}".store_identity`, pingTimeoutMs);
-      return Array.isArray(rows) && rows.length === 1 && rows[0].namespace === identity.namespace;
+      const { rows } = await queries.queryWithin<{ namespace: string; migrations?: string[] }>(
+        withMigrations ? reportSql(schema) : pingSql(schema),
+        pingTimeoutMs,
+      );
+      const ready = Array.isArray(rows) && rows.length === 1 && rows[0].namespace === identity.namespace;
+      return { ready, migrations: ready ? rows[0].migrations : undefined };
     } catch {
-      return false;
+      return null;
     }
   };
+  const ping = async (): Promise<boolean> => (await probe(false))?.ready ?? false;
   return {
     dataSource,
     schema,
@@ -186,18 +192,20 @@ function handle(dataSource: DataSource, queries: QueryPool, settings: HandleSett
     },
     ping,
     async report() {
-      const started = Date.now();
-      const ready = await ping();
-      // The whole report stays within the ping's bound: a server that answers the ping and then hangs must not hold
-      // the readiness answer past it (the last known migrations stand in).
-      const left = pingTimeoutMs - (Date.now() - started);
-      if (ready && left > 0) {
-        migrations = await queries
-          .queryWithin<{ name: string }>(appliedMigrationsSql(schema), left)
-          .then(({ rows }) => rows.map((r) => r.name))
-          .catch(() => migrations);
-      }
-      return { kind: 'postgres', name: service, ready, schema, namespace: identity.namespace, createdAt: identity.createdAt, migrations: [...migrations] };
+      // One statement within the ping's bound: the identity row and the applied migrations (every batch's store
+      // admission asks for this report, so it costs one round trip, not two). A store that fails to answer reports
+      // not ready with the last known migrations.
+      const probed = await probe(true);
+      if (probed?.migrations) migrations = probed.migrations;
+      return {
+        kind: 'postgres',
+        name: service,
+        ready: probed?.ready ?? false,
+        schema,
+        namespace: identity.namespace,
+        createdAt: identity.createdAt,
+        migrations: [...migrations],
+      };
     },
     async close() {
       if (!closed) {
@@ -235,6 +243,9 @@ function assertSameService(identity: StoreIdentity | null, serviceName: string, 
 }
 
 const appliedMigrationsSql = (schema: string): string => `SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`;
+const pingSql = (schema: string): string => `SELECT namespace::text AS namespace FROM "${schema}".store_identity`;
+const reportSql = (schema: string): string =>
+  `SELECT namespace::text AS namespace, ARRAY(SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id) AS migrations FROM "${schema}".store_identity`;
 
 async function appliedMigrations(queries: QueryPool, schema: string): Promise<string[]> {
   const { rows } = await queries.query<{ name: string }>(appliedMigrationsSql(schema));
