@@ -24,6 +24,7 @@ export class FindCallEventHandlers {
       metrics,
       lookup: new CallEventLookupRepository(database),
       consumedBy: (session, incarnation, invocationId) => messages.consumedIn(session, incarnation, invocationId),
+      retentionMs: messages.retentionMs,
     };
   }
 

@@ -9,7 +9,8 @@ import {
 } from '@apphost/contracts';
 import { loadOrAdopt } from '../sessions/adoption';
 import { notFound } from '../sessions/replies';
-import type { CallEventLookupRepository } from './call-event-lookup.repository';
+import { callEventOf, callIdsPattern, firstCallEventSql, type CallEventLookupRepository } from './call-event-lookup.repository';
+import { consumedMessageOf, consumedMessageSql, type MessageRow } from '../messages/message.repository';
 import { admissible, type EventsDeps } from './events.service';
 
 /** `find-call-event`: the first event of the current ACTIVE(n) ledger naming the call id (see the contract). */
@@ -28,7 +29,11 @@ export async function lookupCallEvent(
   lookup: CallEventLookupRepository,
   req: Pick<ParsedRequestOf<typeof LifecycleFindCallEvent>, 'session' | 'incarnation' | 'answering' | 'callId' | 'afterEventId' | 'invocationId'>,
 ): Promise<ResponseOf<typeof LifecycleFindCallEvent>['event']> {
-  const found = await lookup.first(req.session, req.incarnation, req.answering, req.callId, req.afterEventId, req.invocationId ?? null);
+  return callEventAnswer(await lookup.first(req.session, req.incarnation, req.answering, req.callId, req.afterEventId, req.invocationId ?? null));
+}
+
+/** A found call event as the contracts answer it. */
+function callEventAnswer(found: { id: number; body: Record<string, unknown> } | null): ResponseOf<typeof LifecycleFindCallEvent>['event'] {
   if (!found) return null;
   const body = found.body as LedgerEventInput;
   return {
@@ -42,16 +47,35 @@ export async function lookupCallEvent(
 }
 
 /**
- * `open-batch`: one read of the session record (ACTIVE, else NOT_FOUND), then the consumed-message and call-event
- * lookups on its incarnation, concurrently (see the contract).
+ * `open-batch`: the session record (ACTIVE, else NOT_FOUND) with, on its incarnation, the message the invocation
+ * consumed and the event answering the call — one statement (`LifecycleRepository.probeWith`), so one round trip and
+ * one snapshot. A legacy session is adopted first, then read as before: the record, then the two lookups.
  */
 export async function openBatch(
   deps: Pick<EventsDeps, 'repo' | 'metrics'> & {
     lookup: CallEventLookupRepository;
     consumedBy: (session: SessionKey, incarnation: number, invocationId: string) => Promise<PendingMessage | null>;
+    retentionMs: number;
   },
   req: ParsedRequestOf<typeof LifecycleOpenBatch>,
 ): Promise<ResponseOf<typeof LifecycleOpenBatch>> {
+  // $5 is the messages' retention, $6 the invocation id, $7 the call id's containment pattern.
+  const opened = await deps.repo.probeWith(
+    req.session,
+    {
+      consumed: consumedMessageSql('r.incarnation', '$6'),
+      event: firstCallEventSql('response', { incarnation: 'r.incarnation', afterEventId: '0', callIds: '$7', invocationId: '$6' }),
+    },
+    [deps.retentionMs, req.invocationId, callIdsPattern(req.callId)],
+  );
+  if (opened.record || !opened.legacy) {
+    if (!opened.record || opened.record.state !== 'ACTIVE') throw notFound(req.session);
+    return {
+      incarnation: opened.record.incarnation,
+      consumedMessage: consumedMessageOf(req.session, opened.read.consumed as MessageRow | null),
+      event: callEventAnswer(callEventOf(opened.read.event as { event_id: number; body: Record<string, unknown> } | null)),
+    };
+  }
   const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
   if (!record || record.state !== 'ACTIVE') throw notFound(req.session);
   const { incarnation } = record;

@@ -31,9 +31,9 @@ const ENDED_REJECTION = `SELECT e.rejection FROM ended_view_messages e
 export const MESSAGE_CHANNEL = 'apphost_pending_messages';
 const NOTIFY = `pg_notify('${MESSAGE_CHANNEL}', json_build_array(current_schema(), $1::text, $2::text, $3::text, $4::text)::text)`;
 
-interface MessageRow {
+export interface MessageRow {
   message_id: string;
-  incarnation: string;
+  incarnation: string | number;
   now_state: MessageState;
   role: 'user';
   content: PendingMessage['content'];
@@ -46,13 +46,24 @@ interface MessageRow {
   principal_tenant: string;
   principal_subject: string;
   rejection: PendingMessage['rejection'];
-  claim_expires_at: Date | null;
+  claim_expires_at: Date | string | null;
   invocation_id: string | null;
   record_digest: string;
   claim_digest: string | null;
-  created_at: Date;
-  updated_at: Date;
+  created_at: Date | string;
+  updated_at: Date | string;
 }
+
+/**
+ * The first message an invocation consumed in an incarnation, for a statement that binds the session key to $1..$4
+ * and the retention to $5; `incarnation` and `invocationId` are SQL (a placeholder, or an outer column).
+ */
+export const consumedMessageSql = (incarnation: string, invocationId: string): string =>
+  `SELECT ${COLUMNS} FROM pending_messages WHERE ${KEY} AND incarnation = ${incarnation} AND invocation_id = ${invocationId} AND state = 'CONSUMED' ORDER BY seq LIMIT 1`;
+
+/** A row of `consumedMessageSql` as the message it is (null: none); the row may come as JSON (`to_jsonb`). */
+export const consumedMessageOf = (session: SessionKey, row: MessageRow | null | undefined): PendingMessage | null =>
+  row ? toStored(session, row).message : null;
 
 /** A message as stored, with what only the store compares (the record and claim digests). */
 export interface StoredMessage {
@@ -100,7 +111,8 @@ export type NewMessage = Omit<PendingMessage, 'state' | 'rejection' | 'claimExpi
 export class MessageRepository {
   constructor(
     private readonly db: Database,
-    private readonly retentionMs: number,
+    /** How long a terminal message is kept (`pending_message_state` reads an older one as expired). */
+    readonly retentionMs: number,
   ) {}
 
   /** Inserts `RECORDED` in `ACTIVE(incarnation)`; null when the session is not that, or the id already exists. */
@@ -222,11 +234,8 @@ export class MessageRepository {
 
   /** The first message `invocationId` consumed in `incarnation` (null when none). */
   async consumedBy(session: SessionKey, incarnation: number, invocationId: string): Promise<PendingMessage | null> {
-    const { rows } = await this.db.query<MessageRow>(
-      `SELECT ${COLUMNS} FROM pending_messages WHERE ${KEY} AND incarnation = $6 AND invocation_id = $7 AND state = 'CONSUMED' ORDER BY seq LIMIT 1`,
-      [...keyParams(session), this.retentionMs, incarnation, invocationId],
-    );
-    return rows[0] ? toStored(session, rows[0]).message : null;
+    const { rows } = await this.db.query<MessageRow>(consumedMessageSql('$6', '$7'), [...keyParams(session), this.retentionMs, incarnation, invocationId]);
+    return consumedMessageOf(session, rows[0]);
   }
 
   private async transition(session: SessionKey, messageId: string, set: string, guard: string, extra: unknown[]): Promise<StoredMessage | null> {

@@ -151,6 +151,11 @@ export class MessagesService {
     return { message: await this.deps.messages.consumedBy(session, record.incarnation, invocationId) };
   }
 
+  /** The messages' retention, which every read of a message binds (`open-batch` reads one in its own statement). */
+  get retentionMs(): number {
+    return this.deps.messages.retentionMs;
+  }
+
   /** The message `invocationId` consumed in an incarnation the caller found ACTIVE (`open-batch`). */
   consumedIn(session: SessionKey, incarnation: number, invocationId: string): Promise<PendingMessage | null> {
     return this.deps.messages.consumedBy(session, incarnation, invocationId);

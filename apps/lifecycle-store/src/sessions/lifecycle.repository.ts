@@ -123,14 +123,31 @@ export class LifecycleRepository {
    * common paths pay nothing for lazy adoption.
    */
   async probe(key: SessionKey): Promise<{ record: LifecycleRecord | null; legacy: boolean }> {
-    const { rows } = await this.db.query<RecordRow & { legacy: boolean; found: boolean }>(
-      `SELECT r.tenant IS NOT NULL AS found, ${RECORD_COLUMNS.replace(/reserved_at/g, 'r.reserved_at')},
-              (r.tenant IS NULL AND EXISTS (SELECT 1 FROM session_rows s WHERE s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.incarnation IS NULL)) AS legacy
+    const { record, legacy } = await this.probeWith(key, {}, []);
+    return { record, legacy };
+  }
+
+  /**
+   * `probe`, and in the same statement (one round trip, one snapshot) each of `reads` on an `ACTIVE` record: a
+   * subquery that may name the record's incarnation as `r.incarnation`, whose first row comes back as JSON (null when
+   * it has none, or when the record is not ACTIVE). The session key is bound to $1..$4 and `params` from $5 on.
+   */
+  async probeWith<K extends string>(
+    key: SessionKey,
+    reads: Record<K, string>,
+    params: readonly unknown[],
+  ): Promise<{ record: LifecycleRecord | null; legacy: boolean; read: Record<K, unknown> }> {
+    const names = Object.keys(reads) as K[];
+    const columns = names.map((name) => `, CASE WHEN r.state = 'ACTIVE' THEN (SELECT to_jsonb(x) FROM (${reads[name]}) AS x) END AS "read_${name}"`).join('');
+    const { rows } = await this.db.query<RecordRow & { legacy: boolean; found: boolean } & Record<string, unknown>>(
+      `SELECT r.tenant IS NOT NULL AS found, ${R_RECORD_COLUMNS},
+              (r.tenant IS NULL AND EXISTS (SELECT 1 FROM session_rows s WHERE s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.incarnation IS NULL)) AS legacy${columns}
          FROM (SELECT 1) AS one LEFT JOIN lifecycle_records r ON r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4`,
-      keyParams(key),
+      [...keyParams(key), ...params],
     );
     const row = rows[0];
-    return { record: row?.found ? toRecord(key, row) : null, legacy: Boolean(row?.legacy) };
+    const read = Object.fromEntries(names.map((name) => [name, row?.[`read_${name}`] ?? null])) as Record<K, unknown>;
+    return { record: row?.found ? toRecord(key, row) : null, legacy: Boolean(row?.legacy), read };
   }
 
   /**
