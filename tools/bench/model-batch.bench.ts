@@ -71,10 +71,11 @@ async function runMode(mode: BenchMode): Promise<void> {
       if (res.status !== 200) throw new Error(`batch: ${res.status} ${res.text}`);
     };
     const directCall = () => direct.callTool({ name: 'start-session', arguments: {} });
-    // The RFC's fresh listings a UI call needs besides the call: discovery at admission (the bench's profile grants no
-    // callbacks, so both classes share one connection, listed once) and the re-list on the target generation.
+    // The RFC's fresh listings a UI call needs besides the call: two-class discovery at admission (the bench's profile
+    // grants elicitation, so the app-safe and the full class are two connections, listed concurrently) and the re-list
+    // on the target generation.
     const listings = async () => {
-      await direct.listTools();
+      await Promise.all([direct.listTools(), direct.listTools()]);
       await direct.listTools();
     };
     const tokenOp = tokenCheck(bearer);
