@@ -245,7 +245,7 @@ function assertSameService(identity: StoreIdentity | null, serviceName: string, 
 const appliedMigrationsSql = (schema: string): string => `SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id`;
 const pingSql = (schema: string): string => `SELECT namespace::text AS namespace FROM "${schema}".store_identity`;
 const reportSql = (schema: string): string =>
-  `SELECT namespace::text AS namespace, ARRAY(SELECT name FROM "${schema}"."${MIGRATIONS_TABLE}" ORDER BY id) AS migrations FROM "${schema}".store_identity`;
+  `SELECT namespace::text AS namespace, ARRAY(${appliedMigrationsSql(schema)}) AS migrations FROM "${schema}".store_identity`;
 
 async function appliedMigrations(queries: QueryPool, schema: string): Promise<string[]> {
   const { rows } = await queries.query<{ name: string }>(appliedMigrationsSql(schema));
