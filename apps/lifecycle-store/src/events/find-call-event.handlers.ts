@@ -12,7 +12,7 @@ import { findCallEvent, openBatch } from './find-call-event';
 /** The ledger's call-id lookup (idempotent batch replay, proof that a confirmation was issued), alone or with a batch's other opening reads. */
 @Injectable()
 export class FindCallEventHandlers {
-  private readonly deps: Parameters<typeof openBatch>[0];
+  private readonly deps: Parameters<typeof findCallEvent>[0] & Parameters<typeof openBatch>[0];
 
   constructor(
     @Inject(LIFECYCLE_DATABASE) database: ServiceDatabase,
@@ -23,7 +23,6 @@ export class FindCallEventHandlers {
       repo: new LifecycleRepository(database),
       metrics,
       lookup: new CallEventLookupRepository(database),
-      consumedBy: (session, incarnation, invocationId) => messages.consumedIn(session, incarnation, invocationId),
       retentionMs: messages.retentionMs,
     };
   }

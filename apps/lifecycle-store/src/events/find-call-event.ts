@@ -1,12 +1,4 @@
-import {
-  type LedgerEventInput,
-  type LifecycleFindCallEvent,
-  type LifecycleOpenBatch,
-  type ParsedRequestOf,
-  type PendingMessage,
-  type ResponseOf,
-  type SessionKey,
-} from '@apphost/contracts';
+import { type LedgerEventInput, type LifecycleFindCallEvent, type LifecycleOpenBatch, type ParsedRequestOf, type ResponseOf } from '@apphost/contracts';
 import { loadOrAdopt } from '../sessions/adoption';
 import { notFound } from '../sessions/replies';
 import { callEventOf, callIdsPattern, firstCallEventSql, type CallEventLookupRepository } from './call-event-lookup.repository';
@@ -49,46 +41,31 @@ function callEventAnswer(found: { id: number; body: Record<string, unknown> } | 
 /**
  * `open-batch`: the session record (ACTIVE, else NOT_FOUND) with, on its incarnation, the message the invocation
  * consumed and the event answering the call — one statement (`LifecycleRepository.probeWith`), so one round trip and
- * one snapshot. A legacy session is adopted first, then read as before: the record, then the two lookups.
+ * one snapshot. A legacy session row is adopted first, then read by the same statement.
  */
 export async function openBatch(
-  deps: Pick<EventsDeps, 'repo' | 'metrics'> & {
-    lookup: CallEventLookupRepository;
-    consumedBy: (session: SessionKey, incarnation: number, invocationId: string) => Promise<PendingMessage | null>;
-    retentionMs: number;
-  },
+  deps: Pick<EventsDeps, 'repo' | 'metrics'> & { retentionMs: number },
   req: ParsedRequestOf<typeof LifecycleOpenBatch>,
 ): Promise<ResponseOf<typeof LifecycleOpenBatch>> {
   // $5 is the messages' retention, $6 the invocation id, $7 the call id's containment pattern.
-  const opened = await deps.repo.probeWith(
-    req.session,
-    {
-      consumed: consumedMessageSql('r.incarnation', '$6'),
-      event: firstCallEventSql('response', { incarnation: 'r.incarnation', afterEventId: '0', callIds: '$7', invocationId: '$6' }),
-    },
-    [deps.retentionMs, req.invocationId, callIdsPattern(req.callId)],
-  );
-  if (opened.record || !opened.legacy) {
-    if (!opened.record || opened.record.state !== 'ACTIVE') throw notFound(req.session);
-    return {
-      incarnation: opened.record.incarnation,
-      consumedMessage: consumedMessageOf(req.session, opened.read.consumed as MessageRow | null),
-      event: callEventAnswer(callEventOf(opened.read.event as { event_id: number; body: Record<string, unknown> } | null)),
-    };
+  const read = () =>
+    deps.repo.probeWith(
+      req.session,
+      {
+        consumed: consumedMessageSql('r.incarnation', '$6'),
+        event: firstCallEventSql('response', { incarnation: 'r.incarnation', afterEventId: '0', callIds: '$7', invocationId: '$6' }),
+      },
+      [deps.retentionMs, req.invocationId, callIdsPattern(req.callId)],
+    );
+  let opened = await read();
+  if (!opened.record && opened.legacy) {
+    await loadOrAdopt(deps.repo, deps.metrics, req.session);
+    opened = await read();
   }
-  const record = await loadOrAdopt(deps.repo, deps.metrics, req.session);
-  if (!record || record.state !== 'ACTIVE') throw notFound(req.session);
-  const { incarnation } = record;
-  const [consumedMessage, event] = await Promise.all([
-    deps.consumedBy(req.session, incarnation, req.invocationId),
-    lookupCallEvent(deps.lookup, {
-      session: req.session,
-      incarnation,
-      answering: 'response',
-      callId: req.callId,
-      afterEventId: 0,
-      invocationId: req.invocationId,
-    }),
-  ]);
-  return { incarnation, consumedMessage, event };
+  if (!opened.record || opened.record.state !== 'ACTIVE') throw notFound(req.session);
+  return {
+    incarnation: opened.record.incarnation,
+    consumedMessage: consumedMessageOf(req.session, opened.read.consumed as MessageRow | null),
+    event: callEventAnswer(callEventOf(opened.read.event as { event_id: number; body: Record<string, unknown> } | null)),
+  };
 }

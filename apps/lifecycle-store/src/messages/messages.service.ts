@@ -156,11 +156,6 @@ export class MessagesService {
     return this.deps.messages.retentionMs;
   }
 
-  /** The message `invocationId` consumed in an incarnation the caller found ACTIVE (`open-batch`). */
-  consumedIn(session: SessionKey, incarnation: number, invocationId: string): Promise<PendingMessage | null> {
-    return this.deps.messages.consumedBy(session, incarnation, invocationId);
-  }
-
   /** Wakes this process's long polls of the session (other replicas hear the statement's NOTIFY). */
   private changed(session: SessionKey, stored: StoredMessage): { message: PendingMessage } {
     this.deps.waiter.changed(session);

@@ -44,6 +44,14 @@ const RECORD_COLUMNS = `incarnation, state, version, creation_operation_id, adop
 /** The same columns read from `lifecycle_records r` in a statement that joins other tables. */
 const R_RECORD_COLUMNS = RECORD_COLUMNS.replace(/\b(incarnation|state|version|creation_operation_id|adopted|cascade|updated_at|reserved_at)\b/g, 'r.$1');
 
+/**
+ * The session's record as `r`, or one row of NULLs when there is none (`found` tells which), and whether a legacy
+ * (never adopted) session row waits for lazy adoption: the head of every read that adopts lazily.
+ */
+const RECORD_OR_NONE = `FROM (SELECT 1) AS one LEFT JOIN lifecycle_records r ON r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4`;
+const LEGACY_COLUMN = `(r.tenant IS NULL AND EXISTS (SELECT 1 FROM session_rows s WHERE s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.incarnation IS NULL)) AS legacy`;
+const PROBED_COLUMNS = `r.tenant IS NOT NULL AS found, ${R_RECORD_COLUMNS}, ${LEGACY_COLUMN}`;
+
 /** Whose revocation a standing read asks about: the principal's tenant and `subjectDigest`. */
 export interface RevocationKey {
   tenant: string;
@@ -140,9 +148,8 @@ export class LifecycleRepository {
     const names = Object.keys(reads) as K[];
     const columns = names.map((name) => `, CASE WHEN r.state = 'ACTIVE' THEN (SELECT to_jsonb(x) FROM (${reads[name]}) AS x) END AS "read_${name}"`).join('');
     const { rows } = await this.db.query<RecordRow & { legacy: boolean; found: boolean } & Record<string, unknown>>(
-      `SELECT r.tenant IS NOT NULL AS found, ${R_RECORD_COLUMNS},
-              (r.tenant IS NULL AND EXISTS (SELECT 1 FROM session_rows s WHERE s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.incarnation IS NULL)) AS legacy${columns}
-         FROM (SELECT 1) AS one LEFT JOIN lifecycle_records r ON r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4`,
+      `SELECT ${PROBED_COLUMNS}${columns}
+         ${RECORD_OR_NONE}`,
       [...keyParams(key), ...params],
     );
     const row = rows[0];
@@ -166,12 +173,10 @@ export class LifecycleRepository {
         event_body: Record<string, unknown> | null;
       }
     >(
-      `SELECT r.tenant IS NOT NULL AS found, ${R_RECORD_COLUMNS},
-              (r.tenant IS NULL AND EXISTS (SELECT 1 FROM session_rows s WHERE s.tenant = $1 AND s.app_name = $2 AND s.user_id = $3 AND s.session_id = $4 AND s.incarnation IS NULL)) AS legacy,
+      `SELECT ${PROBED_COLUMNS},
               (SELECT p.revoked_at FROM principal_revocations p WHERE p.tenant = $5 AND p.subject_digest = $6) AS revoked_at,
               e.event_id, e.created_at AS event_created_at, e.body AS event_body
-         FROM (SELECT 1) AS one
-         LEFT JOIN lifecycle_records r ON r.tenant = $1 AND r.app_name = $2 AND r.user_id = $3 AND r.session_id = $4
+         ${RECORD_OR_NONE}
          LEFT JOIN session_events e ON r.state = 'ACTIVE' AND e.tenant = $1 AND e.app_name = $2 AND e.user_id = $3 AND e.session_id = $4
                                    AND e.incarnation = r.incarnation AND e.event_id = $7`,
       [...keyParams(key), principal.tenant, principal.subjectDigest, eventId],
