@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Pool } from 'pg';
 import {
   ExportAuditExport,
-  LifecycleGetEvent,
-  LifecycleGetSession,
+  LifecycleGetSessionStanding,
+  LifecycleGetWidgetStanding,
   RegistryGetToolset,
   RegistryPutProfile,
   RegistryPutToolset,
@@ -204,10 +204,11 @@ async function runMode(mode: BenchMode): Promise<void> {
       const session = key.session;
       const bindingRevision = d.bindingRevision;
       const principal = { tenant: 'acme', subject: 'bench', scopes: ['runtime', 'export'] };
-      const getEvent = { session, incarnation: ev.incarnation, eventId: ev.eventId, functionCallId: key.functionCallId };
+      const standing = { session, principal: { tenant: principal.tenant, subject: principal.subject } };
       const parts: Record<string, () => Promise<unknown>> = {
-        'lifecycle-store.get-session': () => bus.request(LifecycleGetSession, { session }),
-        'lifecycle-store.get-event': () => bus.request(LifecycleGetEvent, getEvent),
+        'lifecycle-store.get-widget-standing': () =>
+          bus.request(LifecycleGetWidgetStanding, { ...standing, eventId: ev.eventId, functionCallId: key.functionCallId }),
+        'lifecycle-store.get-session-standing': () => bus.request(LifecycleGetSessionStanding, standing),
         'binding-registry.get-toolset': () => bus.request(RegistryGetToolset, { toolsetId: 'nonce' }),
         'binding-registry.verify-binding-revision': () => bus.request(RegistryVerifyBindingRevision, { toolsetId: 'nonce', bindingRevision }),
         'sealed-result-store.resolve': () => bus.request(SealedResolve, { key }),

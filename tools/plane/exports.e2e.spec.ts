@@ -250,6 +250,45 @@ describe('export in the plane', () => {
     expect(listed.status).toBe(200);
   });
 
+  it('a principal revoked by an admin exports nothing (403 PRINCIPAL_REVOKED, recorded); restored, it exports again', async () => {
+    const admin = await token('root', 'admin');
+    const erin = await token('erin', 'runtime export audit');
+    const t = await sealedCall('nonce-app', 'x-revoked-principal', erin);
+    const principal = { tenant: 'acme', subject: 'erin' };
+    expect((await http('POST', '/v1/principals:revoke', principal, admin)).status).toBe(200);
+    const denied = await exportOf(t, 'op-revoked-1', 'content', erin);
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.details.reason).toBe('PRINCIPAL_REVOKED');
+    expect(denied.text).not.toContain(t.nonce);
+    expect((await http('POST', '/v1/principals:restore', principal, admin)).status).toBe(200);
+    const restored = await exportOf(t, 'op-revoked-2', 'content', erin);
+    expect(restored.status).toBe(200);
+    expect(restored.text).toContain(t.nonce);
+    const audit = await rows('nonce-app', 'x-revoked-principal', erin);
+    expect(audit.find((r) => r.operationId === 'op-revoked-1')).toMatchObject({ status: 'denied', reason: 'PRINCIPAL_REVOKED', releaseCount: 0 });
+    expect(audit.find((r) => r.operationId === 'op-revoked-2')).toMatchObject({ status: 'released', releaseCount: 1 });
+  });
+
+  it('a principal revocation landing after the store load, before release, is denied and releases nothing', async () => {
+    const admin = await token('root', 'admin');
+    const frank = await token('frank', 'runtime export audit');
+    const t = await sealedCall('nonce-app', 'x-revoke-race', frank);
+    const principal = { tenant: 'acme', subject: 'frank' };
+    try {
+      const res = await landBeforeRelease(
+        async () => expect((await http('POST', '/v1/principals:revoke', principal, admin)).status).toBe(200),
+        () => exportOf(t, 'op-revoke-race', 'content', frank),
+      );
+      expect(res.status).toBe(403);
+      expect(res.body.error.details.reason).toBe('PRINCIPAL_REVOKED');
+      expect(res.text).not.toContain(t.nonce);
+      const [row] = await rows('nonce-app', 'x-revoke-race', frank);
+      expect(row).toMatchObject({ operationId: 'op-revoke-race', status: 'denied', reason: 'PRINCIPAL_REVOKED', releaseCount: 0 });
+    } finally {
+      await http('POST', '/v1/principals:restore', principal, admin);
+    }
+  });
+
   it('a deleted and a recreated session: the old incarnation exports nothing; the redacted rows are kept', async () => {
     const t = await sealedCall('nonce-app', 'x-recreate');
     expect((await exportOf(t, 'op-recreate-1')).status).toBe(200);

@@ -5,8 +5,8 @@ import {
   AppHostError,
   DEFAULT_EXPORT_POLICY,
   ExportReasons,
-  LifecycleGetEvent,
-  LifecycleGetSession,
+  LifecycleGetSessionStanding,
+  LifecycleGetWidgetStanding,
   RegistryGetProfile,
   RegistryGetToolset,
   RegistryVerifyBindingRevision,
@@ -18,7 +18,7 @@ import {
   type ExportResponse,
   type HostProfile,
   type SealedEnvelope,
-  type SessionKey,
+  type SessionSnapshot,
   type ToolsetStatus,
 } from '@apphost/contracts';
 import type { FaultPoints, Logger } from '@apphost/runtime';
@@ -80,6 +80,22 @@ async function settledInOrder<T extends readonly unknown[]>(promises: { [K in ke
   return settled.map((outcome) => (outcome as PromiseFulfilledResult<unknown>).value) as unknown as T;
 }
 
+/** The principal as the lifecycle store's revocations know it. */
+const principalOf = (req: ExportRequest) => ({ tenant: req.principal.tenant, subject: req.principal.subject });
+
+/**
+ * A standing judged in the RFC's order: a revoked principal first, then a session that is absent (foreign or never
+ * created: absent) or not ACTIVE; the incarnation of the ACTIVE one.
+ */
+function activeIncarnation(standing: { revoked: boolean; session: SessionSnapshot | null }): number {
+  if (standing.revoked) throw deny('PERMISSION_DENIED', 'PRINCIPAL_REVOKED', 'the principal was revoked');
+  const { session } = standing;
+  if (!session) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
+  if (session.state !== 'ACTIVE')
+    throw deny(session.state === 'DELETED' ? 'NOT_FOUND' : 'FAILED_PRECONDITION', 'SESSION_NOT_ACTIVE', 'the session is not active');
+  return session.incarnation;
+}
+
 export interface ExportDeps {
   store: ExportAuditStore;
   permits: ExportPermits;
@@ -125,7 +141,7 @@ export class ExportService {
     // replica) left, and a failure before it reads the row then. Either way the row is judged first, in this order —
     // the same operation (else CONFLICT or final), then its incarnation once the session's is known — so every answer
     // is the one an up-front read would give, and a fresh export spends one statement less.
-    const session = started(this.currentIncarnation(req.session));
+    const ledger = started(this.ledger(req));
     let row: AttemptRow | null = null;
     let permit: HeldPermit | null = null;
     let incarnation = 0;
@@ -138,36 +154,29 @@ export class ExportService {
       let bytes: number;
       try {
         if (!req.principal.scopes.includes('export')) throw deny('PERMISSION_DENIED', 'PURPOSE_NOT_AUTHORIZED', 'the export scope is required');
-        // 2. The incarnation-bound permit, held until release.
-        incarnation = await session;
-        // 3. Tenant, session, incarnation, event and function call against the ledger, while the permit is acquired: the
-        // permit protects the release (its take), not the ledger read, so their order does not matter (README "Export").
-        const acquiring = started(this.deps.permits.acquire(req.session, incarnation, req.operationId));
-        const reading = started(
-          this.request(() =>
-            this.deps.bus.request(
-              LifecycleGetEvent,
-              { session: req.session, incarnation, eventId: req.eventId, functionCallId: req.functionCallId },
-              { timeoutMs: this.deps.timeoutMs },
-            ),
-          ),
-        );
-        permit = await acquiring.catch(async (error: unknown) => {
-          await reading.catch(() => undefined);
-          throw error;
-        });
-        if (!permit) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session is being deleted');
-        const event = await reading;
+        // 2–3. The principal not revoked, the session ACTIVE(n), and tenant, session, incarnation, event and function call
+        // against n's ledger: one read, one snapshot (README "Export").
+        const standing = await ledger;
+        incarnation = activeIncarnation(standing);
+        const event = standing.event && 'located' in standing.event ? standing.event.located : null;
         // The ledger also answers calls it holds no sealed result for (Views render legacy widgets): nothing to export.
-        if (!event.sealedResultRef) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
+        if (!event?.sealedResultRef) throw deny('NOT_FOUND', 'TARGET_NOT_FOUND', 'export target not found');
         if (!event.toolsetId || !event.bindingRevision)
           throw deny('FAILED_PRECONDITION', 'NOT_PROFILE_BOUND', 'only profile-bound sealed results can be exported');
         ({ toolsetId, bindingRevision } = event);
         recordId = event.sealedResultRef.recordId;
         const recordKey = { session: req.session, incarnation, eventId: String(req.eventId), functionCallId: req.functionCallId, recordId };
-        // The binding and the sealed record in parallel; the binding is judged first.
+        // The incarnation-bound permit, held until release, the binding and the sealed record, all in parallel; judged
+        // in that order. The permit protects the release (its take), not these reads, so their order does not matter.
+        const acquiring = started(this.deps.permits.acquire(req.session, incarnation, req.operationId));
+        const binding = started(this.binding(toolsetId, bindingRevision));
         const resolving = started(this.request(() => this.sealed.resolve(recordKey)));
-        loaded = await this.binding(toolsetId, bindingRevision);
+        permit = await acquiring.catch(async (error: unknown) => {
+          await Promise.allSettled([binding, resolving]);
+          throw error;
+        });
+        if (!permit) throw deny('NOT_FOUND', 'PERMIT_REVOKED', 'the session is being deleted');
+        loaded = await binding;
         if (!loaded.verdict?.valid || !loaded.verdict.current)
           throw deny('FAILED_PRECONDITION', 'BINDING_KEY_INVALID', 'the binding revision no longer verifies');
         const resolved = await resolving;
@@ -317,9 +326,12 @@ export class ExportService {
     bytes: number,
   ): Promise<{ now: Binding; changed: Denial | null }> {
     // The principal is the one the gateway verified for this request (README "Limits"), so its digest is the one step 1
-    // computed: only the scope is judged again.
+    // computed: its scope is judged again, and its revocation is read again with the session.
     if (!req.principal.scopes.includes('export')) throw deny('PERMISSION_DENIED', 'PRINCIPAL_CHANGED', 'the principal changed');
-    const [current, now] = await settledInOrder([this.currentIncarnation(req.session), this.binding(toolsetId, bindingRevision)] as const);
+    const standing = this.request(() =>
+      this.deps.bus.request(LifecycleGetSessionStanding, { session: req.session, principal: principalOf(req) }, { timeoutMs: this.deps.timeoutMs }),
+    );
+    const [current, now] = await settledInOrder([standing.then(activeIncarnation), this.binding(toolsetId, bindingRevision)] as const);
     if (current !== incarnation) throw deny('FAILED_PRECONDITION', 'STALE_INCARNATION', 'the session was recreated');
     this.withinPolicy(now.policy, req.projection, bytes);
     if (now.status.bindingGeneration !== loaded.status.bindingGeneration || now.status.bindingRevision !== loaded.status.bindingRevision)
@@ -329,11 +341,12 @@ export class ExportService {
     return { now, changed: null };
   }
 
-  private async currentIncarnation(session: SessionKey): Promise<number> {
-    const snapshot = await this.request(() => this.deps.bus.request(LifecycleGetSession, { session }, { timeoutMs: this.deps.timeoutMs }));
-    if (snapshot.state !== 'ACTIVE')
-      throw deny(snapshot.state === 'DELETED' ? 'NOT_FOUND' : 'FAILED_PRECONDITION', 'SESSION_NOT_ACTIVE', 'the session is not active');
-    return snapshot.incarnation;
+  /** The principal's revocation, the session's record and, on an ACTIVE(n) record, the call's event on n's ledger. */
+  private ledger(req: ExportRequest) {
+    const { session, eventId, functionCallId } = req;
+    return this.request(() =>
+      this.deps.bus.request(LifecycleGetWidgetStanding, { session, principal: principalOf(req), eventId, functionCallId }, { timeoutMs: this.deps.timeoutMs }),
+    );
   }
 
   /**

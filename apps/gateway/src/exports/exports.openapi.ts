@@ -21,7 +21,7 @@ export function exportPaths(): Record<string, unknown> {
             'Invalid body; or FAILED_PRECONDITION, denied: the session, its incarnation, the binding or its key changed, or this operation was denied before',
           ),
           '401': error('Missing or invalid bearer token'),
-          '403': error('The token lacks the export scope, or the profile does not allow the projection'),
+          '403': error('The token lacks the export scope, the principal was revoked (PRINCIPAL_REVOKED), or the profile does not allow the projection'),
           '404': error('No such session, event, function call or sealed result for this principal (a foreign locator reads as absent)'),
           '406': error('Accept: text/event-stream (INVALID_ARGUMENT, reason STREAMING_NOT_SUPPORTED): exports are never streamed'),
           '409': error('The operationId names another export (OPERATION_REUSED)'),
