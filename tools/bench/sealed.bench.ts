@@ -4,9 +4,10 @@ import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { Client, Pool } from 'pg';
 import pino from 'pino';
-import { BusClient, NatsTransport } from '@apphost/bus';
+import { BusClient, BusServer, NatsTransport } from '@apphost/bus';
 import { canonicalize } from '@apphost/canonical-json';
-import { SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
+import { defineContract, SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
+import { z } from 'zod';
 import path from 'node:path';
 import { startService, type ServiceDefinition } from '@apphost/runtime';
 import { profiled } from './cpu-profile';
@@ -41,7 +42,15 @@ const CASES = CASE_FILTER ? ALL_CASES.filter((c) => CASE_FILTER.includes(`${c.si
  * create + resolve-with-event (insert, then bind-to-event + read: two fsync'd commits). `raw-pg-1commit` is the
  * literal "insert + select" (one commit), reported for reference (`ratio_ops_1commit`).
  */
-const VARIANTS = ['raw-pg', 'raw-pg-1commit', 'typed-bus'] as const;
+const ALL_VARIANTS = ['raw-pg', 'raw-pg-1commit', 'raw-pg-over-bus', 'typed-bus'] as const;
+/**
+ * `raw-pg-over-bus` is the **required floor** (decision 0019): raw-pg's own statements, each behind one typed bus hop
+ * on the same NATS carrying the same bytes the way the store's do (the envelope in the create's request, in the
+ * resolve's reply), zod on both sides with schemas that check nothing but shape. It is what the design cannot skip —
+ * the store owns the records and is asked over the bus — with none of the store's own work (envelope schema,
+ * canonical form, digests, scope and incarnation checks). Measured where the store runs in this process (`in-process`).
+ */
+const VARIANTS = ALL_VARIANTS.filter((v) => v !== 'raw-pg-over-bus' || !OWN_PROCESS);
 
 // Apps never import each other and tools compose them at run time, by path (as tools/plane does).
 const app = path.resolve(__dirname, '..', '..', 'apps', 'sealed-result-store', 'src');
@@ -50,7 +59,7 @@ const { sealedDigest } = require(path.join(app, 'sealed', 'sealed-digest.ts')) a
 const { SealedResultService } = require(path.join(app, 'sealed', 'sealed-result.service.ts')) as {
   SealedResultService: new (...args: never[]) => { repository: object };
 };
-type Variant = (typeof VARIANTS)[number];
+type Variant = (typeof ALL_VARIANTS)[number];
 
 function envelopeOf(bytes: number, functionCallId: string): SealedEnvelope {
   const rows: string[] = [];
@@ -99,6 +108,34 @@ async function main(): Promise<void> {
   if (storePoolSize !== POOL_SIZE) throw new Error(`the store's pool has ${storePoolSize} connections; the raw pool has ${POOL_SIZE}`);
   const pool = new Pool({ connectionString: DATABASE_URL, max: POOL_SIZE });
   const client = new BusClient({ transport, defaultTimeoutMs: 30_000 });
+  const floorContract = defineContract({
+    service: 'sealed-result-store',
+    operation: `bench-floor-${prefix.slice(2, -1)}`,
+    version: 1,
+    request: z.strictObject({ id: z.string(), body: z.string().optional(), eventId: z.string().optional() }),
+    response: z.strictObject({ body: z.string().nullable() }),
+    errors: [],
+  });
+  /** The floor's handlers: raw-pg's statements for the case being run (set by `callsFor`). */
+  const floorHandlers: { insert(id: string, body: string): Promise<unknown>; bind(id: string, eventId: string): Promise<string> } = {
+    insert: () => Promise.reject(new Error('no case')),
+    bind: () => Promise.reject(new Error('no case')),
+  };
+  const floorServer = new BusServer({
+    transport,
+    instanceId: `bench-floor-${prefix}`,
+    queueGroup: `bench-floor-${prefix.slice(0, -1)}`,
+    logger: { error: (o, msg) => console.error(msg, o), warn: (o, msg) => console.error(msg, o) },
+  });
+  floorServer.register(floorContract, async (req) => {
+    if (req.body !== undefined) {
+      await floorHandlers.insert(req.id, req.body);
+      return { body: null };
+    }
+    return { body: await floorHandlers.bind(req.id, req.eventId ?? '') };
+  });
+  floorServer.start();
+  await floorServer.ready();
   try {
     const sessions: SessionKey[] = Array.from({ length: SESSIONS }, (_, i) => ({
       tenant: 'bench',
@@ -112,16 +149,29 @@ async function main(): Promise<void> {
       const body = Buffer.from(canonicalize(envelope), 'utf8');
       if (body.length !== sizeKib * 1024) throw new Error(`bench envelope is ${body.length} bytes, wanted ${sizeKib * 1024}`);
       const digest = sealedDigest(body);
+      const text = body.toString('utf8');
+      const rawInsert = (id: string, bytes: Buffer) => pool.query(`INSERT INTO "${rawSchema}".sealed (op_id, digest, body) VALUES ($1, $2, $3)`, [id, digest, bytes]);
+      const rawBind = async (id: string, eventId: string): Promise<Buffer> => {
+        const { rows } = await pool.query(
+          `UPDATE "${rawSchema}".sealed SET event_id = $2 WHERE op_id = $1 AND (event_id IS NULL OR event_id = $2) RETURNING digest, body`,
+          [id, eventId],
+        );
+        if (!sealedDigest(rows[0].body).equals(rows[0].digest)) throw new Error('raw bind returned other bytes');
+        return rows[0].body as Buffer;
+      };
+      floorHandlers.insert = (id, bytes) => rawInsert(id, Buffer.from(bytes, 'utf8'));
+      floorHandlers.bind = async (id, eventId) => (await rawBind(id, eventId)).toString('utf8');
       return {
         'raw-pg': async () => {
           const n = seq++;
-          const id = `op-${n}`;
-          await pool.query(`INSERT INTO "${rawSchema}".sealed (op_id, digest, body) VALUES ($1, $2, $3)`, [id, digest, body]);
-          const { rows } = await pool.query(
-            `UPDATE "${rawSchema}".sealed SET event_id = $2 WHERE op_id = $1 AND (event_id IS NULL OR event_id = $2) RETURNING digest, body`,
-            [id, `evt-${n}`],
-          );
-          if (!sealedDigest(rows[0].body).equals(rows[0].digest)) throw new Error('raw bind returned other bytes');
+          await rawInsert(`op-${n}`, body);
+          await rawBind(`op-${n}`, `evt-${n}`);
+        },
+        'raw-pg-over-bus': async () => {
+          const n = seq++;
+          await client.request(floorContract, { id: `op-${n}`, body: text });
+          const { body: bound } = await client.request(floorContract, { id: `op-${n}`, eventId: `evt-${n}` });
+          if (bound?.length !== text.length) throw new Error('the floor bind returned other bytes');
         },
         'raw-pg-1commit': async () => {
           const id = `op-${seq++}`;
@@ -144,7 +194,7 @@ async function main(): Promise<void> {
     for (const c of CASES) {
       const calls = callsFor(c.sizeKib);
       for (const v of VARIANTS) await runLoad(calls[v], Math.max(10, Math.ceil(c.total / 5)), c.inflight); // warm-up
-      const rounds: Record<Variant, Round[]> = { 'raw-pg': [], 'raw-pg-1commit': [], 'typed-bus': [] };
+      const rounds = Object.fromEntries(VARIANTS.map((v) => [v, [] as Round[]])) as Record<Variant, Round[]>;
       for (let r = 1; r <= ROUNDS; r++) {
         for (const v of VARIANTS) {
           const m = await profiled(`sealed-${v}-${c.sizeKib}k-${c.inflight}-round-${r}`, () => measuredRound(calls[v], c.total, c.inflight));
@@ -155,11 +205,7 @@ async function main(): Promise<void> {
           );
         }
       }
-      const med = {
-        'raw-pg': medianRound(rounds['raw-pg']),
-        'raw-pg-1commit': medianRound(rounds['raw-pg-1commit']),
-        'typed-bus': medianRound(rounds['typed-bus']),
-      };
+      const med = Object.fromEntries(VARIANTS.map((v) => [v, medianRound(rounds[v])])) as Record<Variant, Round>;
       for (const v of VARIANTS) {
         const m = med[v];
         lines.push({
@@ -177,6 +223,8 @@ async function main(): Promise<void> {
         });
       }
       const ratio = med['typed-bus'].ops_s / med['raw-pg'].ops_s;
+      // The ceiling the required floor puts on the ratio; it prevents the target when it is below it.
+      const ceiling = OWN_PROCESS ? null : med['raw-pg-over-bus'].ops_s / med['raw-pg'].ops_s;
       lines.push({
         bench: 'sealed',
         mode: MODE,
@@ -186,13 +234,18 @@ async function main(): Promise<void> {
         floor: 'raw-pg',
         ratio_ops: round3(ratio),
         ratio_ops_1commit: round3(med['typed-bus'].ops_s / med['raw-pg-1commit'].ops_s),
-        ...(c.target !== undefined ? { target: c.target, meets_target: ratio >= c.target } : {}),
+        required_floor: OWN_PROCESS ? null : 'raw-pg-over-bus',
+        required_floor_ceiling_ratio: ceiling === null ? null : round3(ceiling),
+        ...(c.target !== undefined
+          ? { target: c.target, meets_target: ratio >= c.target, floor_prevents_target: ceiling === null ? null : ceiling < c.target }
+          : {}),
       });
     }
     lines.push(digestLine());
     for (const line of lines) process.stdout.write(`${JSON.stringify(line)}\n`);
   } finally {
     await service.stop().catch(() => undefined);
+    await floorServer.stop(1000).catch(() => undefined);
     await transport.close().catch(() => undefined);
     await pool.end().catch(() => undefined);
     const { rows } = await admin.query<{ nspname: string }>('SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)', [prefix]);
