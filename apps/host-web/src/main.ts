@@ -315,9 +315,11 @@ class HostPage {
   }
 
   private openWidget(key: string, target: WidgetTarget): WidgetView {
+    // A refresh or rerun answered a new event: the list is reloaded as a queued action, so it never interleaves with
+    // another (a new session chosen meanwhile) and a failure is shown like any other.
     const widget = new WidgetView(this.api, this.config.sandboxOrigin, target, (eventId) => {
       this.openOnArrival.delete(eventId);
-      void this.loadEvents();
+      this.run(() => this.guard(() => this.loadEvents()));
     });
     this.widgets.set(key, widget);
     void widget.open();
