@@ -150,7 +150,8 @@ async function main(): Promise<void> {
       if (body.length !== sizeKib * 1024) throw new Error(`bench envelope is ${body.length} bytes, wanted ${sizeKib * 1024}`);
       const digest = sealedDigest(body);
       const text = body.toString('utf8');
-      const rawInsert = (id: string, bytes: Buffer) => pool.query(`INSERT INTO "${rawSchema}".sealed (op_id, digest, body) VALUES ($1, $2, $3)`, [id, digest, bytes]);
+      const rawInsert = (id: string, bytes: Buffer) =>
+        pool.query(`INSERT INTO "${rawSchema}".sealed (op_id, digest, body) VALUES ($1, $2, $3)`, [id, digest, bytes]);
       const rawBind = async (id: string, eventId: string): Promise<Buffer> => {
         const { rows } = await pool.query(
           `UPDATE "${rawSchema}".sealed SET event_id = $2 WHERE op_id = $1 AND (event_id IS NULL OR event_id = $2) RETURNING digest, body`,
