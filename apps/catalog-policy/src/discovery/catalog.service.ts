@@ -63,9 +63,10 @@ export class CatalogService {
 
   /** App admission: a fresh listing on exactly the View's bound generation; never cached, never partial. */
   async appCatalog(generation: BoundGeneration, policy: AppCallPolicy): Promise<ResponseOf<typeof CatalogAppCatalog>> {
+    const pins = this.pinning.prefetch(generation.toolsetId, [generation.connectionClass]);
     const listing = await this.discovery.list(generation);
     const { candidates, excluded } = resolveOneClass(generation.toolsetId, listing);
-    const quarantined = await this.pinning.evaluate(generation.toolsetId, candidates);
+    const quarantined = await this.pinning.evaluate(generation.toolsetId, candidates, pins);
     const composed = composeAppCatalog(
       candidates,
       policy,
@@ -182,6 +183,7 @@ export class CatalogService {
     // Both classes must list completely, or the toolset has no tools in the catalog. One registry request lists
     // both (concurrently on its side, once when one connection serves both); the rule that the app-safe class decides
     // UI tools is in resolveTwoClass, and the app-safe class's failure is the one reported when both fail.
+    const pins = this.pinning.prefetch(named.toolsetId, ['app-safe', 'full']);
     const { toolset, appSafe, full } = await this.discovery.discover(named.toolsetId, audience);
     const selection = effectiveOf(named, toolset.selection);
     if (appSafe.generation.bindingGeneration !== full.generation.bindingGeneration) {
@@ -192,7 +194,7 @@ export class CatalogService {
     const resolved = resolveTwoClass(selection.toolsetId, appSafe, full);
     for (const d of resolved.divergences)
       this.logger.info({ toolsetId: selection.toolsetId, ...d }, 'capability-adapted declaration: the app-safe declaration wins for a UI tool');
-    const quarantined = await this.pinning.evaluate(selection.toolsetId, resolved.candidates);
+    const quarantined = await this.pinning.evaluate(selection.toolsetId, resolved.candidates, pins);
     const composed = composeModelCatalog(
       resolved.candidates,
       selection,

@@ -4,7 +4,7 @@ import type { Logger } from '@apphost/runtime';
 import { CATALOG_LOGGER } from '../catalog.tokens';
 import type { Candidate } from '../compose/listing';
 import type { QuarantineCheck } from '../compose/compose';
-import { PinsRepository, type ConnectionClass } from '../store/pins.repository';
+import { PinsRepository, type ConnectionClass, type PinRow } from '../store/pins.repository';
 
 const keyOf = (cls: ConnectionClass, name: string) => `${cls}\u0000${name}`;
 
@@ -19,15 +19,29 @@ export class PinningService {
     @Inject(CATALOG_LOGGER) private readonly logger: Logger,
   ) {}
 
-  /** Records/compares every candidate's definition; the answer tells composition which ones are quarantined. */
-  async evaluate(toolsetId: string, candidates: readonly Candidate[]): Promise<QuarantineCheck> {
+  /**
+   * The toolset's pins on these classes, read now: asked while the toolset is listed, so the pin read and the listing
+   * share one round trip of waiting. Pins are never deleted, so a read taken before the listing holds every pin it
+   * would have found after it, except a first sight recorded meanwhile, which `evaluate` records (or finds) again.
+   */
+  prefetch(toolsetId: string, classes: readonly ConnectionClass[]): Promise<PinRow[]> {
+    const read = this.pins.loadClasses(toolsetId, classes);
+    read.catch(() => undefined); // awaited by `evaluate`; a listing that failed first never awaits it
+    return read;
+  }
+
+  /**
+   * Records/compares every candidate's definition; the answer tells composition which ones are quarantined.
+   * `prefetched`: the toolset's pins as `prefetch` read them while the candidates were listed.
+   */
+  async evaluate(toolsetId: string, candidates: readonly Candidate[], prefetched?: Promise<PinRow[]>): Promise<QuarantineCheck> {
     const sightings = candidates.map((c) => ({
       connectionClass: c.generation.connectionClass,
       name: c.tool.name,
       fingerprint: c.tool.fingerprint,
       declaration: c.tool.declaration,
     }));
-    const stored = new Map((await this.pins.recordAndLoad(toolsetId, sightings)).map((p) => [keyOf(p.connectionClass, p.name), p]));
+    const stored = new Map((await this.pins.recordAndLoad(toolsetId, sightings, prefetched)).map((p) => [keyOf(p.connectionClass, p.name), p]));
     const quarantined = new Set<string>();
     for (const s of sightings) {
       const key = keyOf(s.connectionClass, s.name);

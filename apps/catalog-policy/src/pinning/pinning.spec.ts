@@ -131,6 +131,27 @@ describe('tool-definition pinning', () => {
     expect(drifted.filter(await pinning.evaluate('steady-ts', drifted)).map((c) => c.tool.name)).toEqual(['a']);
   });
 
+  it('pins read while the toolset was listed (prefetched) judge as a read after it: steady, drifted, and a first sight recorded meanwhile', async () => {
+    const g4 = { ...generation, toolsetId: 'pre-ts' };
+    const cs = (tools: Record<string, unknown>[]) => resolveOneClass('pre-ts', toListing(g4, tools)).candidates;
+    const events = async () => (await db.query<{ n: string }>(`SELECT count(*)::text AS n FROM tool_pin_events WHERE toolset_id = 'pre-ts'`)).rows[0].n;
+    // Read before anything was pinned; meanwhile another listing records the first sight of `p`.
+    const stale = pinning.prefetch('pre-ts', ['app-safe']);
+    expect(await stale).toEqual([]);
+    const first = cs([{ name: 'p', description: 'one' }]);
+    expect(first.filter(await pinning.evaluate('pre-ts', first))).toEqual([]);
+    // The stale read misses that pin: the pin recorded first still wins, so another definition is quarantined.
+    const other = cs([{ name: 'p', description: 'two' }]);
+    expect(other.filter(await pinning.evaluate('pre-ts', other, stale)).map((c) => c.tool.name)).toEqual(['p']);
+    expect(await events()).toBe('2'); // FIRST_SIGHT, DRIFT
+    // A fresh prefetch that holds every sighted pin: nothing written, the approved definition passes, the drift stays quarantined.
+    expect(first.filter(await pinning.evaluate('pre-ts', first, pinning.prefetch('pre-ts', ['app-safe'])))).toEqual([]);
+    expect(other.filter(await pinning.evaluate('pre-ts', other, pinning.prefetch('pre-ts', ['app-safe']))).map((c) => c.tool.name)).toEqual(['p']);
+    expect(await events()).toBe('2');
+    // Only the asked classes are read.
+    expect(await pinning.prefetch('pre-ts', ['full'])).toEqual([]);
+  });
+
   it('concurrent first sightings of different definitions: one wins durably, the other is quarantined', async () => {
     const g2 = { ...generation, toolsetId: 'race-ts' };
     const cs = (d: string) => resolveOneClass('race-ts', toListing(g2, [{ name: 'r', description: d }])).candidates;

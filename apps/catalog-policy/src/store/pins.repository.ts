@@ -47,14 +47,15 @@ export class PinsRepository {
   /**
    * Records first sightings (one statement) and returns every pin of these tools as stored. Pins are never deleted,
    * so when every sighted tool is pinned already (every listing after the first) the insert-or-nothing would write
-   * nothing: the pins are read first, and only a listing with a tool never seen before records it and reads again.
+   * nothing: the pins are read first (or `read`, the toolset's pins read while it was being listed), and only a
+   * listing with a tool never seen before records it and reads again.
    */
-  async recordAndLoad(toolsetId: string, sightings: readonly Sighting[]): Promise<PinRow[]> {
+  async recordAndLoad(toolsetId: string, sightings: readonly Sighting[], read?: Promise<PinRow[]>): Promise<PinRow[]> {
     if (sightings.length === 0) return [];
     const classes = sightings.map((s) => s.connectionClass);
     const names = sightings.map((s) => s.name);
     const fps = sightings.map((s) => s.fingerprint);
-    const known = await this.load(toolsetId, classes, names);
+    const known = await (read ?? this.load(toolsetId, classes, names));
     const pinned = new Set(known.map((p) => `${p.connectionClass}\u0000${p.name}`));
     if (sightings.every((s) => pinned.has(`${s.connectionClass}\u0000${s.name}`))) return known;
     await this.db.query(
@@ -68,6 +69,15 @@ export class PinsRepository {
       [toolsetId, classes, names, fps],
     );
     return this.load(toolsetId, classes, names);
+  }
+
+  /** Every stored pin of the toolset on these connection classes (one range of the primary key). */
+  async loadClasses(toolsetId: string, classes: readonly ConnectionClass[]): Promise<PinRow[]> {
+    const { rows } = await this.db.query<DbRow>(`SELECT ${COLUMNS} FROM tool_pins WHERE toolset_id = $1 AND connection_class = ANY($2::text[])`, [
+      toolsetId,
+      classes,
+    ]);
+    return rows.map(toPin);
   }
 
   /** The stored pins of these (class, name) pairs of the toolset. */
