@@ -6,7 +6,7 @@ import { Client, Pool } from 'pg';
 import pino from 'pino';
 import { BusClient, BusServer, NatsTransport } from '@apphost/bus';
 import { canonicalize } from '@apphost/canonical-json';
-import { defineContract, SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedEnvelope, type SessionKey } from '@apphost/contracts';
+import { defineContract, SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedCreateScope, type SealedEnvelope, type SealedRecordKey, type SessionKey } from '@apphost/contracts';
 import { z } from 'zod';
 import path from 'node:path';
 import { startService, type ServiceDefinition } from '@apphost/runtime';
@@ -42,7 +42,7 @@ const CASES = CASE_FILTER ? ALL_CASES.filter((c) => CASE_FILTER.includes(`${c.si
  * create + resolve-with-event (insert, then bind-to-event + read: two fsync'd commits). `raw-pg-1commit` is the
  * literal "insert + select" (one commit), reported for reference (`ratio_ops_1commit`).
  */
-const ALL_VARIANTS = ['raw-pg', 'raw-pg-1commit', 'raw-pg-over-bus', 'typed-bus'] as const;
+const ALL_VARIANTS = ['raw-pg', 'raw-pg-1commit', 'raw-pg-over-bus', 'store-no-bus', 'typed-bus'] as const;
 /**
  * `raw-pg-over-bus` is the **required floor** (decision 0019): raw-pg's own statements, each behind one typed bus hop
  * on the same NATS carrying the same bytes the way the store's do (the envelope in the create's request, in the
@@ -50,14 +50,26 @@ const ALL_VARIANTS = ['raw-pg', 'raw-pg-1commit', 'raw-pg-over-bus', 'typed-bus'
  * the store owns the records and is asked over the bus — with none of the store's own work (envelope schema,
  * canonical form, digests, scope and incarnation checks). Measured where the store runs in this process (`in-process`).
  */
-const VARIANTS = ALL_VARIANTS.filter((v) => v !== 'raw-pg-over-bus' || !OWN_PROCESS);
+/**
+ * `store-no-bus` (diagnostic, `in-process` mode only): the store's own create and resolve (`SealedResultService`) called
+ * in this process with no bus in between — its statements and its domain work alone. With `raw-pg-over-bus` it splits
+ * the gap to raw-pg in two: what the store's work costs (`store_no_bus_ratio`) and what the bus costs (the ceiling).
+ */
+const IN_PROCESS_ONLY: readonly Variant[] = ['raw-pg-over-bus', 'store-no-bus'];
+const VARIANTS = ALL_VARIANTS.filter((v) => !OWN_PROCESS || !IN_PROCESS_ONLY.includes(v));
 
 // Apps never import each other and tools compose them at run time, by path (as tools/plane does).
 const app = path.resolve(__dirname, '..', '..', 'apps', 'sealed-result-store', 'src');
 const { sealedResultStoreService } = require(path.join(app, 'service.ts')) as { sealedResultStoreService: ServiceDefinition };
 const { sealedDigest } = require(path.join(app, 'sealed', 'sealed-digest.ts')) as { sealedDigest: (bytes: Buffer) => Buffer };
+/** The store's domain service: what its bus handlers call (`sealed-result.handlers.ts`). */
+interface StoreService {
+  repository: object;
+  create(request: { scope: SealedCreateScope; operationInstanceId: string; envelope: SealedEnvelope }): Promise<{ ref: { recordId: string } }>;
+  resolve(key: SealedRecordKey, expected: undefined): Promise<{ transfer: string }>;
+}
 const { SealedResultService } = require(path.join(app, 'sealed', 'sealed-result.service.ts')) as {
-  SealedResultService: new (...args: never[]) => { repository: object };
+  SealedResultService: new (...args: never[]) => StoreService;
 };
 type Variant = (typeof ALL_VARIANTS)[number];
 
@@ -180,6 +192,14 @@ async function main(): Promise<void> {
           const { rows } = await pool.query(`SELECT body FROM "${rawSchema}".sealed WHERE op_id = $1`, [id]);
           if (rows[0].body.length !== body.length) throw new Error('raw select returned other bytes');
         },
+        'store-no-bus': async () => {
+          if (!service.store) throw new Error('store-no-bus runs only with the store in this process');
+          const n = seq++;
+          const scope = { session: sessions[n % SESSIONS], incarnation: 1, functionCallId: 'fc-bench' };
+          const created = await service.store.create({ scope, operationInstanceId: `op-${prefix}-${n}`, envelope });
+          const resolved = await service.store.resolve({ ...scope, eventId: `evt-${n}`, recordId: created.ref.recordId }, undefined);
+          if (resolved.transfer !== 'inline') throw new Error('expected an inline resolve');
+        },
         'typed-bus': async () => {
           const n = seq++;
           const scope = { session: sessions[n % SESSIONS], incarnation: 1, functionCallId: 'fc-bench' };
@@ -237,6 +257,8 @@ async function main(): Promise<void> {
         ratio_ops_1commit: round3(med['typed-bus'].ops_s / med['raw-pg-1commit'].ops_s),
         required_floor: OWN_PROCESS ? null : 'raw-pg-over-bus',
         required_floor_ceiling_ratio: ceiling === null ? null : round3(ceiling),
+        // The store's statements and domain work without the bus, against the same raw baseline (diagnostic).
+        store_no_bus_ratio: OWN_PROCESS ? null : round3(med['store-no-bus'].ops_s / med['raw-pg'].ops_s),
         ...(c.target !== undefined
           ? { target: c.target, meets_target: ratio >= c.target, floor_prevents_target: ceiling === null ? null : ceiling < c.target }
           : {}),
@@ -256,7 +278,14 @@ async function main(): Promise<void> {
 }
 
 /** The store started in this process on the bench's transport: the bench's event loop also runs the service. */
-async function startInProcess(prefix: string, transport: NatsTransport): Promise<{ poolSize?: number; stop(): Promise<void> }> {
+interface StartedStore {
+  poolSize?: number;
+  /** The store's domain service, when it runs in this process. */
+  store?: StoreService;
+  stop(): Promise<void>;
+}
+
+async function startInProcess(prefix: string, transport: NatsTransport): Promise<StartedStore> {
   const service = await startService(sealedResultStoreService, {
     env: { DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', LOG_LEVEL: 'silent' },
     transport,
@@ -264,12 +293,13 @@ async function startInProcess(prefix: string, transport: NatsTransport): Promise
     processMetrics: false,
     logger: pino({ level: 'silent' }),
   });
-  const store = Reflect.get(service.app.get(SealedResultService).repository, 'db') as { poolSize: number };
-  return { poolSize: store.poolSize, stop: () => service.close() };
+  const store = service.app.get(SealedResultService);
+  const db = Reflect.get(store.repository, 'db') as { poolSize: number };
+  return { poolSize: db.poolSize, store, stop: () => service.close() };
 }
 
 /** apps/sealed-result-store/src/main.ts in its own process (its pool is the persistence default, 10). */
-async function startServiceProcess(prefix: string, transport: NatsTransport): Promise<{ poolSize?: number; stop(): Promise<void> }> {
+async function startServiceProcess(prefix: string, transport: NatsTransport): Promise<StartedStore> {
   const repoRoot = path.resolve(__dirname, '..', '..');
   const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'tools/register.cjs'), path.join(repoRoot, 'apps/sealed-result-store/src/main.ts')], {
     cwd: repoRoot,
