@@ -6,7 +6,16 @@ import { Client, Pool } from 'pg';
 import pino from 'pino';
 import { BusClient, BusServer, NatsTransport } from '@apphost/bus';
 import { canonicalize } from '@apphost/canonical-json';
-import { defineContract, SealedCreate, SealedResolve, SealedResultStoreDescribe, type SealedCreateScope, type SealedEnvelope, type SealedRecordKey, type SessionKey } from '@apphost/contracts';
+import {
+  defineContract,
+  SealedCreate,
+  SealedResolve,
+  SealedResultStoreDescribe,
+  type SealedCreateScope,
+  type SealedEnvelope,
+  type SealedRecordKey,
+  type SessionKey,
+} from '@apphost/contracts';
 import { z } from 'zod';
 import path from 'node:path';
 import { startService, type ServiceDefinition } from '@apphost/runtime';

@@ -127,6 +127,26 @@ describe.each<[string, () => TransportFixture]>([
     expect(silentLogger.error).toHaveBeenCalledWith(expect.objectContaining({ correlationId: 'corr-123' }), expect.any(String));
   });
 
+  it('refuses a handler result outside the contract at the requester: INTERNAL, the result never reaches the caller', async () => {
+    await serve((req) => (req.text === 'number' ? { text: 42 } : { text: 'ok', n: 1.5 }));
+    const { bus } = await client();
+    const wrongType = await expectBusError(bus.request(contract, { text: 'number' }), 'INTERNAL');
+    expect(wrongType.message).toMatch(/does not match its contract/);
+    await expectBusError(bus.request(contract, { text: 'fraction' }), 'INTERNAL');
+    expect(calls).toBe(2);
+  });
+
+  it('answers a result JSON cannot carry with INTERNAL at once, logged with its correlation id (never a timeout)', async () => {
+    silentLogger.error.mockClear();
+    await serve(() => ({ text: 'x', n: BigInt(1) }));
+    const { bus } = await client(5000);
+    const started = performance.now();
+    const error = await expectBusError(bus.request(contract, { text: 'x' }, { correlationId: 'corr-bigint' }), 'INTERNAL');
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(error.details).toEqual({ correlationId: 'corr-bigint' });
+    expect(silentLogger.error).toHaveBeenCalledWith(expect.objectContaining({ correlationId: 'corr-bigint' }), expect.any(String));
+  });
+
   it('gives an unexpected exception the typed form its classifier finds (a lost store connection), for every handler alike', async () => {
     const lostConnection = (error: unknown) =>
       (error as { code?: unknown }).code === 'ECONNRESET' ? new AppHostError('UNAVAILABLE', 'store connection lost') : undefined;
