@@ -58,11 +58,10 @@ const ALL_VARIANTS = ['raw-pg', 'raw-pg-1commit', 'raw-pg-over-bus', 'store-no-b
  * resolve's reply), zod on both sides with schemas that check nothing but shape. It is what the design cannot skip —
  * the store owns the records and is asked over the bus — with none of the store's own work (envelope schema,
  * canonical form, digests, scope and incarnation checks). Measured where the store runs in this process (`in-process`).
- */
-/**
- * `store-no-bus` (diagnostic, `in-process` mode only): the store's own create and resolve (`SealedResultService`) called
- * in this process with no bus in between — its statements and its domain work alone. With `raw-pg-over-bus` it splits
- * the gap to raw-pg in two: what the store's work costs (`store_no_bus_ratio`) and what the bus costs (the ceiling).
+ *
+ * `store-no-bus` (a diagnostic, also `in-process` only): the store's own create and resolve (`SealedResultService`)
+ * called in this process with no bus in between — its statements and its domain work alone. With `raw-pg-over-bus` it
+ * splits the gap to raw-pg in two: what the store's work costs (`store_no_bus_ratio`) and what the bus costs (the ceiling).
  */
 const IN_PROCESS_ONLY: readonly Variant[] = ['raw-pg-over-bus', 'store-no-bus'];
 const VARIANTS = ALL_VARIANTS.filter((v) => !OWN_PROCESS || !IN_PROCESS_ONLY.includes(v));
@@ -286,7 +285,6 @@ async function main(): Promise<void> {
   }
 }
 
-/** The store started in this process on the bench's transport: the bench's event loop also runs the service. */
 interface StartedStore {
   poolSize?: number;
   /** The store's domain service, when it runs in this process. */
@@ -294,6 +292,7 @@ interface StartedStore {
   stop(): Promise<void>;
 }
 
+/** The store started in this process on the bench's transport: the bench's event loop also runs the service. */
 async function startInProcess(prefix: string, transport: NatsTransport): Promise<StartedStore> {
   const service = await startService(sealedResultStoreService, {
     env: { DATABASE_URL, DATABASE_SCHEMA_PREFIX: prefix, SEALED_GC_INTERVAL_MS: '0', LOG_LEVEL: 'silent' },
