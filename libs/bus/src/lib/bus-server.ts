@@ -186,7 +186,7 @@ export class BusServer {
       // A result JSON cannot carry (a BigInt, a cycle): a bug in the handler, answered like any other.
       this.options.logger.error({ err: error, subject: reg.subject, correlationId: context.correlationId }, 'handler result is not JSON-serializable');
       code = 'INTERNAL';
-      bytes = encodeJson(errorReply(new AppHostError('INTERNAL', 'internal error', { details: { correlationId: context.correlationId } }).toEnvelope()));
+      bytes = encodeJson(internalReply(context.correlationId));
     }
     if (bytes.byteLength <= this.maxPayloadBytes) return { reply: { data: bytes, headers: {} }, code };
     try {
@@ -223,9 +223,14 @@ export class BusServer {
         return errorReply(classified.toEnvelope());
       }
       this.options.logger.error({ err: error, subject: reg.subject, correlationId: context.correlationId }, 'unexpected error in bus handler');
-      return errorReply(new AppHostError('INTERNAL', 'internal error', { details: { correlationId: context.correlationId } }).toEnvelope());
+      return internalReply(context.correlationId);
     }
   }
+}
+
+/** A handler's bug as the requester sees it: INTERNAL with the correlation id, nothing of the cause (that is logged). */
+function internalReply(correlationId: string): Reply {
+  return errorReply(new AppHostError('INTERNAL', 'internal error', { details: { correlationId } }).toEnvelope());
 }
 
 function contextOf(msg: IncomingMessage, transfers: TransferServer): HandlerContext {
