@@ -19,7 +19,7 @@ import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
 import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Round, WARMUP } from './harness';
 import { startCommitFloor } from './commit-floor';
-import { floorHops, floorPart, floorRepeated, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
+import { compositeFloor, floorHops, floorPart, floorRepeated, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { startStageTrace, type Stage } from './stage-trace';
 
 /**
@@ -143,7 +143,19 @@ async function runMode(mode: BenchMode): Promise<void> {
     await runLoad(viaGateway, WARMUP, 1);
     const edgeOp = edgeFloor(http);
     const tokenOp = tokenCheck(bearer);
-    await warmFloorParts(edgeOp, tokenOp, raw, freshRead.lookup, permit.write, hop.op);
+    // The required work as one export (`compositeFloor`): the request through the edge and its token check; the hand-over
+    // to export-audit; the ledger and the binding read beside the permit's acquire (one hop); the raw work (the resolve,
+    // the two committed audit writes); the recheck's two reads (one hop); the permit's take.
+    const least = compositeFloor([
+      edgeOp,
+      tokenOp,
+      hop.op,
+      [hop.op, freshRead.lookup, freshRead.lookup, permit.write],
+      raw,
+      [hop.op, freshRead.lookup, freshRead.lookup],
+      permit.write,
+    ]);
+    await warmFloorParts(edgeOp, tokenOp, raw, freshRead.lookup, permit.write, hop.op, least);
     for (const inflight of [1, 16]) {
       const raws: Round[] = [];
       const exports: Round[] = [];
@@ -175,6 +187,7 @@ async function runMode(mode: BenchMode): Promise<void> {
         floorRepeated('permit', PERMIT_WRITES.count, await measured(permit.write, TOTAL, inflight), PERMIT_WRITES.serial),
         floorHops(HOPS, await measured(hop.op, TOTAL, inflight)),
       ];
+      const composite = await measured(least, TOTAL, inflight);
       console.log(
         JSON.stringify({
           bench: 'export',
@@ -192,7 +205,7 @@ async function runMode(mode: BenchMode): Promise<void> {
           export_node_cpu_ms_per_op: round3(exported.nodeCpuMsPerOp),
           export_event_loop_util: round3(exported.eventLoopUtil),
           ...edgeFields(edge),
-          ...requiredFloorFields(mode, required, baseline, inflight === 16 ? { ratio: TARGET_AT_16 } : null),
+          ...requiredFloorFields(mode, required, composite, baseline, inflight === 16 ? { ratio: TARGET_AT_16 } : null),
           throughput_ratio: round3(ratio),
           round_ratios: ratios.map(round3),
           ...(inflight === 16 ? { target: TARGET_AT_16, meets_target: ratio >= TARGET_AT_16 } : {}),

@@ -1,4 +1,5 @@
 import { createSecretKey, randomBytes } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import Redis from 'ioredis';
 import { jwtVerify } from 'jose';
 import { TEST_REDIS_URL } from '@apphost/testing';
@@ -86,34 +87,77 @@ export async function startRedisFloor(bytes: number): Promise<RedisFloor> {
   };
 }
 
+/** One step of the composite floor: a part, or parts the design lets run side by side (awaited together). */
+export type FloorStep = (() => Promise<unknown>) | ReadonlyArray<() => Promise<unknown>>;
+
 /**
- * The path's required floor from its parts, measured in the same run: `required_floor_added_p50_ms` is the least the
- * path can add over the direct baseline at this level (the parts are serial on it); in `plane` mode, where the gateway
- * and every service share this process's one event loop, `required_floor_ceiling_ops_s` is the most operations per
- * second that loop could serve doing nothing but the required work (1000 ÷ the parts' CPU per operation, the call's
- * own client side included), and `required_floor_ceiling_ratio` that ceiling over the direct baseline's throughput.
- * `floor_prevents_target` judges the level's own target: at 1 in flight, whether the floor alone is above the
- * added-latency target; at 16, whether (`plane`) the ceiling ratio is below the throughput target — `null` in
- * `services` mode, where the required CPU is spread over processes this one does not measure, and at a level with no
- * target.
+ * The required work as one operation (decision 0021): every floor part, as many times as the path makes it, in the
+ * path's order — what the least implementation of the design would do for one operation, and nothing else. Measured at
+ * the path's level, it pays what the parts measured alone in a loop do not: each part runs once between the others, on
+ * caches and branch history they left behind, as the path's own steps do.
+ */
+export function compositeFloor(steps: readonly FloorStep[]): () => Promise<void> {
+  return async () => {
+    for (const step of steps) {
+      if (typeof step === 'function') await step();
+      else await Promise.all(step.map((part) => part()));
+    }
+  };
+}
+
+/**
+ * The path's required floor, measured in the same run, at this level:
+ *
+ * - `required_floor`: its parts, each measured alone in a loop (where the floor's time goes); their sum
+ *   `required_floor_added_p50_ms` and, in `plane` mode, `required_floor_ceiling_ops_s` / `required_floor_ceiling_ratio`
+ *   (1000 ÷ the parts' CPU per operation, over the direct baseline's throughput);
+ * - `required_floor_composite`: the same parts run as one operation (`compositeFloor`, the direct call or raw baseline
+ *   included), measured like the path: its p50 and what it adds over the direct baseline's, its throughput and ratio
+ *   to the direct baseline's, this process's CPU per operation, and `machine_ceiling_ratio`: the most operations per
+ *   second this machine's cores could serve at that CPU each (a lower bound of the least implementation's CPU: what
+ *   the composite makes other processes do — the gateway's edge, the hops' responders, the stores — only adds to it),
+ *   over the direct baseline's throughput.
+ *
+ * `floor_prevents_target` judges the level's own target by the composite, the least implementation measured rather
+ * than summed: at 1 in flight, whether it adds more than the added-latency target; at 16, whether its ratio is below
+ * the throughput target — in `plane` mode its measured ratio (the gateway and every service share this process's one
+ * event loop, as the composite does), in `services` mode its machine ceiling (the path spreads its CPU over processes,
+ * but not over more cores than the machine has). `null` at a level with no target.
  */
 export function requiredFloorFields(
   mode: BenchMode,
   parts: readonly FloorPart[],
+  composite: Measured,
   direct: Measurement,
   target: { addedP50Ms: number } | { ratio: number } | null,
 ): Record<string, unknown> {
   const added = parts.reduce((sum, p) => sum + p.addedP50Ms, 0);
   const cpu = parts.reduce((sum, p) => sum + p.cpuMsPerOp, 0);
   const ceiling = 1000 / cpu;
-  const ceilingRatio = ceiling / direct.ops_s;
-  const prevents = target === null ? null : 'addedP50Ms' in target ? added > target.addedP50Ms : mode === 'plane' ? ceilingRatio < target.ratio : null;
+  const compositeAdded = composite.latency.p50_ms - direct.p50_ms;
+  const compositeRatio = composite.latency.ops_s / direct.ops_s;
+  const machineCeilingRatio = (availableParallelism() * 1000) / composite.cpuMsPerOp / direct.ops_s;
+  const prevents =
+    target === null
+      ? null
+      : 'addedP50Ms' in target
+        ? compositeAdded > target.addedP50Ms
+        : (mode === 'plane' ? compositeRatio : machineCeilingRatio) < target.ratio;
   return {
     required_floor: Object.fromEntries(
       parts.map((p) => [p.name, { added_p50_ms: round3(p.addedP50Ms), cpu_ms_per_op: round3(p.cpuMsPerOp), ...(p.serial ? { serial: p.serial } : {}) }]),
     ),
     required_floor_added_p50_ms: round3(added),
-    ...(mode === 'plane' ? { required_floor_ceiling_ops_s: round3(ceiling), required_floor_ceiling_ratio: round3(ceilingRatio) } : {}),
+    ...(mode === 'plane' ? { required_floor_ceiling_ops_s: round3(ceiling), required_floor_ceiling_ratio: round3(ceiling / direct.ops_s) } : {}),
+    required_floor_composite: {
+      p50_ms: round3(composite.latency.p50_ms),
+      added_p50_ms: round3(compositeAdded),
+      ops_s: round3(composite.latency.ops_s),
+      ratio: round3(compositeRatio),
+      cpu_ms_per_op: round3(composite.cpuMsPerOp),
+      event_loop_util: round3(composite.eventLoopUtil),
+      machine_ceiling_ratio: round3(machineCeilingRatio),
+    },
     floor_prevents_target: prevents,
   };
 }
