@@ -17,10 +17,11 @@ import { benchHttp, edgeFields, edgeFloor } from './bench-http';
 import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
-import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Round, WARMUP } from './harness';
+import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measured, type Round, WARMUP } from './harness';
+import { medianMeasured } from './rounds';
 import { startCommitFloor } from './commit-floor';
 import { compositeFloor, floorHops, floorPart, floorRepeated, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
-import { startStageTrace, type Stage } from './stage-trace';
+import { mergeStages, startStageTrace, type Stage } from './stage-trace';
 
 /**
  * The export benchmark (`npm run bench:export`), in each `BENCH_MODE` (`plane`: `npm start`, every service in this
@@ -28,8 +29,9 @@ import { startStageTrace, type Stage } from './stage-trace';
  * both by default): `POST /v1/exports` through the gateway (authorize, permit, ledger
  * check, sealed resolve, authorized row, recheck, released row) against the raw work it cannot avoid, in the same
  * run: a sealed-record resolve over the bus plus the same two committed audit writes by hand (INSERT authorized,
- * UPDATE released) in export-audit's own table. 1 and 16 in flight, BENCH_ROUNDS rounds of raw then export (each pair
- * shares the machine's load of its moment; the ratio is the median of the paired ratios); JSON lines on stdout,
+ * UPDATE released) in export-audit's own table. 1 and 16 in flight, BENCH_ROUNDS rounds of raw, the composite floor,
+ * then export (each round shares the machine's load of its moment; the ratio is the median of the paired ratios, the
+ * composite its median round); JSON lines on stdout,
  * progress on stderr. Target: export ≥ 0.5× raw throughput at 16 in flight. A `stage_trace` line per level gives, per bus
  * subject and service, how many requests an export makes and their mean time (over the export rounds only: the raw
  * rounds' resolves are not counted). Last, a `breakdown` line: at 16 in flight, the CPU of this process per call of each
@@ -59,22 +61,6 @@ const FRESH_READS = { count: 4, serial: 2 };
  * the ledger read, and its take at release (1 serial).
  */
 const PERMIT_WRITES = { count: 2, serial: 1 };
-
-/** The stage traces of several rounds as one: requests per operation over all of them, mean time weighted by count. */
-function mergeStages(rounds: Stage[][]): Stage[] {
-  const merged = new Map<string, Stage & { n: number }>();
-  for (const stages of rounds) {
-    for (const s of stages) {
-      const key = `${s.service}\u0000${s.side}\u0000${s.subject}`;
-      const m = merged.get(key) ?? { ...s, per_op: 0, mean_ms: 0, n: 0 };
-      m.mean_ms = (m.mean_ms * m.n + s.mean_ms * s.per_op) / (m.n + s.per_op || 1);
-      m.n += s.per_op;
-      m.per_op += s.per_op / rounds.length;
-      merged.set(key, m);
-    }
-  }
-  return [...merged.values()].map(({ n: _n, ...s }) => ({ ...s, per_op: Math.round(s.per_op * 100) / 100, mean_ms: Math.round(s.mean_ms * 100) / 100 }));
-}
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
 
@@ -158,10 +144,12 @@ async function runMode(mode: BenchMode): Promise<void> {
     await warmFloorParts(edgeOp, tokenOp, raw, freshRead.lookup, permit.write, hop.op, least);
     for (const inflight of [1, 16]) {
       const raws: Round[] = [];
+      const composites: Measured[] = [];
       const exports: Round[] = [];
       const traces: Stage[][] = [];
       for (let round = 0; round < ROUNDS; round++) {
         raws.push(await measuredRound(raw, TOTAL, inflight));
+        composites.push(await measured(least, TOTAL, inflight));
         const tracing = await startStageTrace(plane.sources);
         exports.push(await profiled(`export-${mode}-${inflight}-round-${round + 1}`, () => measuredRound(viaGateway, TOTAL, inflight)));
         traces.push(await tracing.trace(TOTAL));
@@ -187,7 +175,7 @@ async function runMode(mode: BenchMode): Promise<void> {
         floorRepeated('permit', PERMIT_WRITES.count, await measured(permit.write, TOTAL, inflight), PERMIT_WRITES.serial),
         floorHops(HOPS, await measured(hop.op, TOTAL, inflight)),
       ];
-      const composite = await measured(least, TOTAL, inflight);
+      const composite = medianMeasured(composites);
       console.log(
         JSON.stringify({
           bench: 'export',

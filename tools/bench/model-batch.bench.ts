@@ -6,10 +6,9 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { connectDirect } from './direct-client';
 import { startBusHop } from './bus-hop';
-import { profiled } from './cpu-profile';
 import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, WARMUP } from './harness';
 import { compositeFloor, floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
-import { startStageTrace } from './stage-trace';
+import { measureRounds } from './rounds';
 
 /**
  * The model-batch benchmark (`npm run bench:model-batch`): a one-call UI batch (`start-session` of the
@@ -22,6 +21,8 @@ import { startStageTrace } from './stage-trace';
  * Run: node -r ./tools/register.cjs tools/bench/model-batch.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
+/** Rounds of the direct call, the composite floor and the batch at each level (`measureRounds`). */
+const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
 const TARGET_ADDED_P50_MS = 5;
 const TARGET_RATIO_16 = 0.25;
 /** About the size of one sealed start-session result and of its event. */
@@ -102,7 +103,22 @@ async function runMode(mode: BenchMode): Promise<void> {
     ]);
     await warmFloorParts(edgeOp, tokenOp, listings, floor.lookup, producerRecord.write, floor.op, hop.op, least);
     for (const inflight of [1, 16]) {
-      const direct1 = await measured(directCall, TOTAL, inflight);
+      // The direct call, the composite floor and the batch in rounds (each figure its median round); the parts after.
+      const {
+        direct: direct1,
+        composite,
+        path: batchRun,
+        stages,
+      } = await measureRounds({
+        rounds: ROUNDS,
+        total: TOTAL,
+        inflight,
+        direct: directCall,
+        composite: least,
+        path: viaGateway,
+        sources: plane.sources,
+        profile: `model-batch-${mode}-${inflight}`,
+      });
       const raw = direct1.latency;
       const floorCommits = await measured(floor.op, TOTAL, inflight);
       const commits = floorCommits.latency;
@@ -119,11 +135,7 @@ async function runMode(mode: BenchMode): Promise<void> {
         floorPart('commits', floorCommits),
         floorHops(HOPS, await measured(hop.op, TOTAL, inflight)),
       ];
-      const composite = await measured(least, TOTAL, inflight);
-      const tracing = await startStageTrace(plane.sources);
-      const batchRun = await profiled(`model-batch-${mode}-${inflight}`, () => measured(viaGateway, TOTAL, inflight));
       const batch = batchRun.latency;
-      const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, batch p50 ${batch.p50_ms.toFixed(2)} ms\n`,
       );
@@ -135,6 +147,7 @@ async function runMode(mode: BenchMode): Promise<void> {
           mode,
           inflight,
           total: TOTAL,
+          rounds: ROUNDS,
           direct_p50_ms: round3(raw.p50_ms),
           direct_p99_ms: round3(raw.p99_ms),
           batch_p50_ms: round3(batch.p50_ms),

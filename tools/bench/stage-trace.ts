@@ -68,4 +68,20 @@ export function sourcesOf(services: object): Record<string, MetricsSource> {
   );
 }
 
+/** The stage traces of several rounds as one: requests per operation over all of them, mean time weighted by count. */
+export function mergeStages(rounds: Stage[][]): Stage[] {
+  const merged = new Map<string, Stage & { n: number }>();
+  for (const stages of rounds) {
+    for (const s of stages) {
+      const key = `${s.service}\u0000${s.side}\u0000${s.subject}`;
+      const m = merged.get(key) ?? { ...s, per_op: 0, mean_ms: 0, n: 0 };
+      m.mean_ms = (m.mean_ms * m.n + s.mean_ms * s.per_op) / (m.n + s.per_op || 1);
+      m.n += s.per_op;
+      m.per_op += s.per_op / rounds.length;
+      merged.set(key, m);
+    }
+  }
+  return [...merged.values()].map(({ n: _n, ...s }) => ({ ...s, per_op: Math.round(s.per_op * 100) / 100, mean_ms: Math.round(s.mean_ms * 100) / 100 }));
+}
+
 const round2 = (n: number): number => Math.round(n * 100) / 100;

@@ -9,10 +9,9 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startCommitFloor } from './commit-floor';
 import { connectDirect } from './direct-client';
 import { startBusHop } from './bus-hop';
-import { profiled } from './cpu-profile';
 import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement, WARMUP } from './harness';
 import { compositeFloor, floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
-import { startStageTrace } from './stage-trace';
+import { measureRounds } from './rounds';
 
 /**
  * The View call benchmark (`npm run bench:view-call`): one View `tools/call` through the gateway
@@ -28,6 +27,8 @@ import { startStageTrace } from './stage-trace';
  * Run: node -r ./tools/register.cjs tools/bench/view-call.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 400);
+/** Rounds of the direct call, the composite floor and the View call at each level (`measureRounds`). */
+const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
 const TARGET_ADDED_P50_MS = 3;
 const TARGET_RATIO_16 = 0.4;
 /** About the size of one app audit event. */
@@ -114,7 +115,24 @@ async function runMode(mode: BenchMode): Promise<void> {
     const idle = process.cpuUsage(idleSince);
     console.log(JSON.stringify({ bench: 'view-call', mode, idle_node_cpu_ms_per_s: round3((idle.user + idle.system) / IDLE_MS) }));
     for (const inflight of [1, 16]) {
-      const directRun = await measured(directCall, TOTAL, inflight);
+      // The direct call, the composite floor and the View call in rounds (each figure its median round); the parts after.
+      // The View call's CPU is this process's: in `plane` mode what a call costs the plane (the fixtures are not
+      // counted); in `services` mode only the load generator's.
+      const {
+        direct: directRun,
+        composite,
+        path: { latency: viewCall, cpuMsPerOp: viewCpu, eventLoopUtil },
+        stages,
+      } = await measureRounds({
+        rounds: ROUNDS,
+        total: TOTAL,
+        inflight,
+        direct: directCall,
+        composite: least,
+        path: viaGateway,
+        sources: plane.sources,
+        profile: `view-call-${mode}-${inflight}`,
+      });
       const raw = directRun.latency;
       const edgeRun = await measured(edgeOp, TOTAL, inflight);
       const edge = edgeRun.latency;
@@ -131,16 +149,6 @@ async function runMode(mode: BenchMode): Promise<void> {
         floorPart('commits', commitsRun),
         floorHops(HOPS, await measured(hop.op, TOTAL, inflight)),
       ];
-      const composite = await measured(least, TOTAL, inflight);
-      const tracing = await startStageTrace(plane.sources);
-      // This process's CPU per View call: in `plane` mode what a call costs the plane (the fixtures are not counted); in
-      // `services` mode only the load generator's. The figure to compare between runs on a shared machine.
-      const {
-        latency: viewCall,
-        cpuMsPerOp: viewCpu,
-        eventLoopUtil,
-      } = await profiled(`view-call-${mode}-${inflight}`, () => measured(viaGateway, TOTAL, inflight));
-      const stages = await tracing.trace(TOTAL);
       process.stderr.write(
         `${mode} inflight ${inflight}: direct p50 ${raw.p50_ms.toFixed(2)} ms, owner call ${owner.p50_ms.toFixed(2)} ms, floor ${commits.p50_ms.toFixed(2)} ms, view ${viewCall.p50_ms.toFixed(2)} ms\n`,
       );
@@ -169,6 +177,7 @@ function line(mode: BenchMode, inflight: number, m: Record<'raw' | 'owner' | 'co
     tool: 'echo',
     inflight,
     total: m.view.total,
+    rounds: ROUNDS,
     direct_p50_ms: round3(m.raw.p50_ms),
     direct_p95_ms: round3(m.raw.p95_ms),
     view_p50_ms: round3(m.view.p50_ms),

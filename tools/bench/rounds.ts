@@ -1,0 +1,52 @@
+import { profiled } from './cpu-profile';
+import { measured, type Measured } from './harness';
+import { mergeStages, startStageTrace, type MetricsSource, type Stage } from './stage-trace';
+
+/** One level of a path bench: the median round of the direct baseline, of the composite floor and of the path. */
+export interface PathRounds {
+  direct: Measured;
+  composite: Measured;
+  path: Measured;
+  /** The path's stage trace over all its rounds. */
+  stages: Stage[];
+}
+
+export interface RoundsPlan {
+  rounds: number;
+  total: number;
+  inflight: number;
+  direct: () => Promise<unknown>;
+  /** The required work as one operation (`compositeFloor`). */
+  composite: () => Promise<unknown>;
+  path: () => Promise<unknown>;
+  sources: Record<string, MetricsSource>;
+  /** Names each path round's CPU profile (`BENCH_CPU_PROFILE`): `<profile>-round-<n>`. */
+  profile: string;
+}
+
+/** The run with the median throughput (the lower middle one for an even count). */
+export function medianMeasured(runs: Measured[]): Measured {
+  return [...runs].sort((a, b) => a.latency.ops_s - b.latency.ops_s)[Math.floor((runs.length - 1) / 2)];
+}
+
+/**
+ * `rounds` rounds at one level of the direct baseline, the composite floor and the path, in that order. The three of a
+ * round share the machine's load of its moment, which moves a lot here from one minute to the next; a verdict that
+ * compares them is taken on each one's median round.
+ */
+export async function measureRounds(plan: RoundsPlan): Promise<PathRounds> {
+  const runs: Record<'direct' | 'composite' | 'path', Measured[]> = { direct: [], composite: [], path: [] };
+  const traces: Stage[][] = [];
+  for (let round = 1; round <= plan.rounds; round++) {
+    runs.direct.push(await measured(plan.direct, plan.total, plan.inflight));
+    runs.composite.push(await measured(plan.composite, plan.total, plan.inflight));
+    const tracing = await startStageTrace(plan.sources);
+    runs.path.push(await profiled(`${plan.profile}-round-${round}`, () => measured(plan.path, plan.total, plan.inflight)));
+    traces.push(await tracing.trace(plan.total));
+    const [d, c, p] = [runs.direct, runs.composite, runs.path].map((list) => list[list.length - 1].latency);
+    process.stderr.write(
+      `${plan.profile} round ${round}/${plan.rounds}: direct p50 ${d.p50_ms.toFixed(2)} ms, composite ${c.p50_ms.toFixed(2)} ms, path ${p.p50_ms.toFixed(2)} ms\n`,
+    );
+  }
+  return { direct: medianMeasured(runs.direct), composite: medianMeasured(runs.composite), path: medianMeasured(runs.path), stages: mergeStages(traces) };
+}
