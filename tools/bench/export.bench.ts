@@ -18,7 +18,7 @@ import { benchModes, startBenchPlane, type BenchMode } from './bench-plane';
 import { startBusHop } from './bus-hop';
 import { profiled } from './cpu-profile';
 import { measured, measuredRound, medianRound, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measured, type Round, WARMUP } from './harness';
-import { medianMeasured } from './rounds';
+import { medianMeasured, ROUNDS } from './rounds';
 import { startCommitFloor } from './commit-floor';
 import { compositeFloor, floorHops, floorPart, floorRepeated, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
 import { mergeStages, startStageTrace, type Stage } from './stage-trace';
@@ -41,7 +41,6 @@ import { mergeStages, startStageTrace, type Stage } from './stage-trace';
  * Run: node -r ./tools/register.cjs tools/bench/export.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
-const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
 /** Calls per part of the breakdown (0: no breakdown). */
 const BREAKDOWN_TOTAL = Number(process.env.BENCH_BREAKDOWN_TOTAL ?? 400);
 const TARGET_AT_16 = 0.5;

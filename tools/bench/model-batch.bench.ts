@@ -8,7 +8,7 @@ import { connectDirect } from './direct-client';
 import { startBusHop } from './bus-hop';
 import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, WARMUP } from './harness';
 import { compositeFloor, floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
-import { measureRounds } from './rounds';
+import { measureRounds, ROUNDS } from './rounds';
 
 /**
  * The model-batch benchmark (`npm run bench:model-batch`): a one-call UI batch (`start-session` of the
@@ -21,8 +21,6 @@ import { measureRounds } from './rounds';
  * Run: node -r ./tools/register.cjs tools/bench/model-batch.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 200);
-/** Rounds of the direct call, the composite floor and the batch at each level (`measureRounds`). */
-const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
 const TARGET_ADDED_P50_MS = 5;
 const TARGET_RATIO_16 = 0.25;
 /** About the size of one sealed start-session result and of its event. */
@@ -110,7 +108,6 @@ async function runMode(mode: BenchMode): Promise<void> {
         path: batchRun,
         stages,
       } = await measureRounds({
-        rounds: ROUNDS,
         total: TOTAL,
         inflight,
         direct: directCall,

@@ -1,5 +1,5 @@
 import { profiled } from './cpu-profile';
-import { measured, type Measured } from './harness';
+import { measured, positiveIntEnv, type Measured } from './harness';
 import { mergeStages, startStageTrace, type MetricsSource, type Stage } from './stage-trace';
 
 /** One level of a path bench: the median round of the direct baseline, of the composite floor and of the path. */
@@ -11,8 +11,10 @@ export interface PathRounds {
   stages: Stage[];
 }
 
+/** Rounds at each level of the benches that compare a path with its composite floor and its baseline (`BENCH_ROUNDS`). */
+export const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
+
 export interface RoundsPlan {
-  rounds: number;
   total: number;
   inflight: number;
   direct: () => Promise<unknown>;
@@ -30,14 +32,14 @@ export function medianMeasured(runs: Measured[]): Measured {
 }
 
 /**
- * `rounds` rounds at one level of the direct baseline, the composite floor and the path, in that order. The three of a
+ * `ROUNDS` rounds at one level of the direct baseline, the composite floor and the path, in that order. The three of a
  * round share the machine's load of its moment, which moves a lot here from one minute to the next; a verdict that
  * compares them is taken on each one's median round.
  */
 export async function measureRounds(plan: RoundsPlan): Promise<PathRounds> {
   const runs: Record<'direct' | 'composite' | 'path', Measured[]> = { direct: [], composite: [], path: [] };
   const traces: Stage[][] = [];
-  for (let round = 1; round <= plan.rounds; round++) {
+  for (let round = 1; round <= ROUNDS; round++) {
     runs.direct.push(await measured(plan.direct, plan.total, plan.inflight));
     runs.composite.push(await measured(plan.composite, plan.total, plan.inflight));
     const tracing = await startStageTrace(plan.sources);
@@ -45,7 +47,7 @@ export async function measureRounds(plan: RoundsPlan): Promise<PathRounds> {
     traces.push(await tracing.trace(plan.total));
     const [d, c, p] = [runs.direct, runs.composite, runs.path].map((list) => list[list.length - 1].latency);
     process.stderr.write(
-      `${plan.profile} round ${round}/${plan.rounds}: direct p50 ${d.p50_ms.toFixed(2)} ms, composite ${c.p50_ms.toFixed(2)} ms, path ${p.p50_ms.toFixed(2)} ms\n`,
+      `${plan.profile} round ${round}/${ROUNDS}: direct p50 ${d.p50_ms.toFixed(2)} ms, composite ${c.p50_ms.toFixed(2)} ms, path ${p.p50_ms.toFixed(2)} ms\n`,
     );
   }
   return { direct: medianMeasured(runs.direct), composite: medianMeasured(runs.composite), path: medianMeasured(runs.path), stages: mergeStages(traces) };

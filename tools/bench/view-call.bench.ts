@@ -11,7 +11,7 @@ import { connectDirect } from './direct-client';
 import { startBusHop } from './bus-hop';
 import { measured, positiveIntEnv, round3, runBench, runLoad, stopAll, type Measurement, WARMUP } from './harness';
 import { compositeFloor, floorHops, floorPart, requiredFloorFields, startRedisFloor, tokenCheck, warmFloorParts } from './required-floor';
-import { measureRounds } from './rounds';
+import { measureRounds, ROUNDS } from './rounds';
 
 /**
  * The View call benchmark (`npm run bench:view-call`): one View `tools/call` through the gateway
@@ -27,8 +27,6 @@ import { measureRounds } from './rounds';
  * Run: node -r ./tools/register.cjs tools/bench/view-call.bench.ts
  */
 const TOTAL = positiveIntEnv('BENCH_TOTAL', 400);
-/** Rounds of the direct call, the composite floor and the View call at each level (`measureRounds`). */
-const ROUNDS = positiveIntEnv('BENCH_ROUNDS', 3);
 const TARGET_ADDED_P50_MS = 3;
 const TARGET_RATIO_16 = 0.4;
 /** About the size of one app audit event. */
@@ -124,7 +122,6 @@ async function runMode(mode: BenchMode): Promise<void> {
         path: { latency: viewCall, cpuMsPerOp: viewCpu, eventLoopUtil },
         stages,
       } = await measureRounds({
-        rounds: ROUNDS,
         total: TOTAL,
         inflight,
         direct: directCall,
