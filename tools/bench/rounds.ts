@@ -1,5 +1,5 @@
 import { profiled } from './cpu-profile';
-import { measured, positiveIntEnv, type Measured } from './harness';
+import { measured, medianRound, positiveIntEnv, type Measured } from './harness';
 import { mergeStages, startStageTrace, type MetricsSource, type Stage } from './stage-trace';
 
 /** One level of a path bench: the median round of the direct baseline, of the composite floor and of the path. */
@@ -26,9 +26,10 @@ export interface RoundsPlan {
   profile: string;
 }
 
-/** The run with the median throughput (the lower middle one for an even count). */
+/** The run whose latency figures are `medianRound`'s pick: the median throughput (the lower middle one for an even count). */
 export function medianMeasured(runs: Measured[]): Measured {
-  return [...runs].sort((a, b) => a.latency.ops_s - b.latency.ops_s)[Math.floor((runs.length - 1) / 2)];
+  const median = medianRound(runs.map((run) => run.latency));
+  return runs[runs.findIndex((run) => run.latency === median)];
 }
 
 /**
